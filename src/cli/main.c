@@ -1,0 +1,65 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "i18n.h"
+#include "log.h"
+
+/* Every top-level command; groups (image) dispatch again from their own file. */
+static const struct sb_cli_command *const commands[] = {
+	&sb_cmd_doctor,
+	NULL,
+};
+
+static const struct option global_options[] = {
+	{ "root", required_argument, NULL, 'r' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void setup_locale(void)
+{
+	const char *dir = getenv("SANDBENCH_LOCALEDIR");
+
+	setlocale(LC_ALL, "");
+	bindtextdomain(PACKAGE, dir && *dir ? dir : LOCALEDIR);
+	textdomain(PACKAGE);
+}
+
+int main(int argc, char **argv)
+{
+	struct sb_cli cli = { 0 };
+	int opt, status;
+
+	setup_locale();
+	sb_log_from_env();
+	/* '+': stop at the first non-option, the command's own options follow it */
+	while ((opt = getopt_long(argc, argv, "+r:vVh", global_options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			cli.root_path = optarg;
+			break;
+		case 'v':
+			cli.verbose = 1;
+			sb_log_set(stderr);
+			break;
+		case 'V':
+			printf("sandbench %s\n", PACKAGE_VERSION);
+			return SB_EXIT_OK;
+		case 'h':
+			return sb_cli_dispatch(&cli, NULL, commands, 1, (char *[]){ "--help", NULL });
+		default:
+			return SB_EXIT_USAGE;
+		}
+	}
+	status = sb_cli_dispatch(&cli, NULL, commands, argc - optind, argv + optind);
+	sb_root_close(cli.root);
+	return status;
+}

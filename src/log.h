@@ -1,0 +1,13 @@
+/* Diagnostic log: off by default; the front ends turn it on (-v, SANDBENCH_LOG). */
+#ifndef SB_LOG_H
+#define SB_LOG_H
+
+#include <stdio.h>
+
+/* Sends the log to f (NULL turns it off). The caller keeps ownership of f. */
+void sb_log_set(FILE *f);
+/* Opens $SANDBENCH_LOG for appending when it is set; returns 0 or -errno. */
+int sb_log_from_env(void);
+void sb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

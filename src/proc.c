@@ -1,0 +1,201 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "i18n.h"
+#include "proc.h"
+
+struct capture {
+	int fd;
+	char *buf;
+	size_t len, max;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void capture_read(struct capture *c)
+{
+	char tmp[8192];
+	ssize_t r = read(c->fd, tmp, sizeof(tmp));
+
+	if (r <= 0) {
+		if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+			close(c->fd);
+			c->fd = -1;
+		}
+		return;
+	}
+	size_t keep = (size_t)r;
+	if (c->len + keep > c->max)
+		keep = c->max - c->len;
+	memcpy(c->buf + c->len, tmp, keep);
+	c->len += keep;
+	c->buf[c->len] = '\0';
+}
+
+static void child_exec(char *const argv[], const struct sb_proc_opts *o, int out_w, int err_w)
+{
+	int in = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	setpgid(0, 0);
+	if (in < 0 || dup2(in, 0) < 0 || dup2(o->stdout_fd >= 0 ? o->stdout_fd : out_w, 1) < 0 ||
+	    dup2(o->stderr_fd >= 0 ? o->stderr_fd : err_w, 2) < 0)
+		_exit(126);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (o->pre_exec && o->pre_exec(o->pre_exec_arg) != 0)
+		_exit(126);
+	execvp(argv[0], argv);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_proc_opts *opts,
+		struct sb_error *err)
+{
+	static const struct sb_proc_opts defaults = SB_PROC_OPTS_DEFAULT;
+	const struct sb_proc_opts *o = opts ? opts : &defaults;
+	size_t max = o->capture_max ? o->capture_max : 65536;
+	struct capture cap[2] = { { .fd = -1, .max = max }, { .fd = -1, .max = max } };
+	int pout[2], perr[2], status = 0;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	cap[0].buf = calloc(1, max + 1);
+	cap[1].buf = calloc(1, max + 1);
+	if (!cap[0].buf || !cap[1].buf) {
+		free(cap[0].buf);
+		free(cap[1].buf);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	if (pipe2(pout, O_CLOEXEC) < 0) {
+		free(cap[0].buf);
+		free(cap[1].buf);
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot run %s"), argv[0]);
+	}
+	if (pipe2(perr, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(pout[0]);
+		close(pout[1]);
+		free(cap[0].buf);
+		free(cap[1].buf);
+		return sb_error_errno(err, SB_ERR_IO, e, _("cannot run %s"), argv[0]);
+	}
+	pid = fork();
+	if (pid == 0)
+		child_exec(argv, o, pout[1], perr[1]);
+	close(pout[1]);
+	close(perr[1]);
+	if (pid < 0) {
+		int e = errno;
+		close(pout[0]);
+		close(perr[0]);
+		free(cap[0].buf);
+		free(cap[1].buf);
+		return sb_error_errno(err, SB_ERR_IO, e, _("cannot run %s"), argv[0]);
+	}
+	cap[0].fd = pout[0];
+	cap[1].fd = perr[0];
+
+	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : 0;
+	int exited = 0;
+	/* Read until both pipes close. A grandchild (runsc's sandbox) may keep them
+	 * open after the child exits, so the child's exit also ends the wait. */
+	while (cap[0].fd >= 0 || cap[1].fd >= 0) {
+		struct pollfd pfd[2];
+		int n = 0, wait_ms = 50;
+		for (int i = 0; i < 2; i++)
+			if (cap[i].fd >= 0)
+				pfd[n++] = (struct pollfd){ .fd = cap[i].fd, .events = POLLIN };
+		if (deadline) {
+			long long left = deadline - now_ms();
+			if (left <= 0) {
+				out->timed_out = 1;
+				break;
+			}
+			if (left < wait_ms)
+				wait_ms = (int)left;
+		}
+		if (poll(pfd, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (int i = 0, j = 0; i < 2; i++) {
+			if (cap[i].fd < 0)
+				continue;
+			if (pfd[j++].revents)
+				capture_read(&cap[i]);
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			exited = 1;
+			/* drain what is already buffered, without waiting for EOF */
+			for (int i = 0; i < 2; i++) {
+				if (cap[i].fd >= 0)
+					fcntl(cap[i].fd, F_SETFL, O_NONBLOCK);
+				while (cap[i].fd >= 0 && cap[i].len < cap[i].max) {
+					size_t before = cap[i].len;
+					capture_read(&cap[i]);
+					if (cap[i].fd >= 0 && cap[i].len == before)
+						break;
+				}
+			}
+			break;
+		}
+	}
+	if (out->timed_out) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	for (int i = 0; i < 2; i++)
+		if (cap[i].fd >= 0)
+			close(cap[i].fd);
+	out->out = cap[0].buf;
+	out->out_len = cap[0].len;
+	out->errout = cap[1].buf;
+	out->err_len = cap[1].len;
+	out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (out->timed_out)
+		return sb_error_set(err, SB_ERR_TIMEOUT, _("%s did not finish within %d ms"), argv[0], o->timeout_ms);
+	return 0;
+}
+
+void sb_proc_result_clear(struct sb_proc_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->errout);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *sb_proc_last_line(const struct sb_proc_result *r, char *buf, size_t size)
+{
+	const char *s = r->errout ? r->errout : "";
+	const char *end = s + strlen(s);
+
+	while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+		end--;
+	const char *start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	size_t n = (size_t)(end - start);
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, start, n);
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,33 @@
+/* Shared helpers for the Criterion suites: scratch roots, running the real
+ * binary, waiting for conditions with a deadline (never sleeping to wait). */
+#ifndef SB_TESTUTIL_H
+#define SB_TESTUTIL_H
+
+#include <stddef.h>
+
+/* A fresh directory under /var/tmp (not tmpfs: overlayfs and runsc need a real fs). */
+char *tu_tempdir(const char *tag);
+/* rm -rf that refuses anything outside /var/tmp/sbtest-* and /tmp/sbtest-*. */
+void tu_remove(const char *dir);
+/* Path of a file in the source tree (fixtures) or the build tree (binaries). */
+char *tu_srcpath(const char *rel);
+char *tu_buildpath(const char *rel);
+
+struct tu_run {
+	int status;          /* exit status, 128+signal when killed */
+	char *out, *err;     /* captured stdout and stderr */
+};
+
+/* Runs the built sandbench with --root root and the given arguments (NULL-terminated);
+ * env is an optional NULL-terminated list of extra "K=V" settings. */
+struct tu_run tu_sandbench(const char *root, const char *const *env, const char *arg, ...);
+/* Runs a shell command line (fixture scripts); returns its exit status. */
+int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, capturing stdout (malloc'd, trailing newline stripped). */
+char *tu_sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tu_run_free(struct tu_run *r);
+
+/* Polls cond(arg) every few ms until it is true or timeout_ms passes; returns its last value. */
+int tu_wait_for(int (*cond)(void *arg), void *arg, int timeout_ms);
+
+#endif

@@ -1,0 +1,273 @@
+/* The library's foundation: errors, files, digests, blobs, the state root,
+ * helper processes, and the command-line contract. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "blob_store.h"
+#include "digest.h"
+#include "fs.h"
+#include "jsonfile.h"
+#include "proc.h"
+#include "root.h"
+#include "testutil.h"
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = tu_tempdir("found");
+	cr_assert_not_null(dir);
+}
+
+static void teardown(void)
+{
+	tu_remove(dir);
+	free(dir);
+}
+
+TestSuite(foundation, .init = setup, .fini = teardown);
+
+Test(foundation, error_set_and_wrap)
+{
+	struct sb_error err;
+
+	cr_assert_eq(sb_error_set(&err, SB_ERR_NOTFOUND, "no sandbox '%s'", "x"), SB_ERR_NOTFOUND);
+	sb_error_wrap(&err, "cannot stop");
+	cr_assert_str_eq(err.msg, "cannot stop: no sandbox 'x'");
+	cr_assert_str_eq(sb_error_name(SB_ERR_NOTFOUND), "not-found");
+	cr_assert_eq(sb_error_errno(&err, SB_ERR_IO, ENOSPC, "write"), SB_ERR_NOSPACE);
+	cr_assert_str_eq(sb_error_name(12345), "unknown");
+}
+
+Test(foundation, atomic_write_replaces_whole_file)
+{
+	char *path = sb_path_join(dir, "f.json"), *text;
+	size_t len;
+
+	cr_assert_eq(sb_fs_write_atomic(path, "first", 5, 0600, NULL), 0);
+	cr_assert_eq(sb_fs_write_atomic(path, "second!", 7, 0600, NULL), 0);
+	cr_assert_eq(sb_fs_read_file(&text, &len, path, 100, NULL), 0);
+	cr_assert_str_eq(text, "second!");
+	cr_assert_eq(len, 7);
+	free(text);
+	/* no temp file is left next to it */
+	cr_assert_eq(tu_sh("test $(ls -A %s | wc -l) -eq 1", dir), 0);
+	free(path);
+}
+
+Test(foundation, read_file_limit)
+{
+	struct sb_error err;
+	char *path = sb_path_join(dir, "big"), *text;
+
+	cr_assert_eq(sb_fs_write_atomic(path, "0123456789", 10, 0600, NULL), 0);
+	cr_assert_eq(sb_fs_read_file(&text, NULL, path, 10, NULL), 0);
+	free(text);
+	cr_assert_eq(sb_fs_read_file(&text, NULL, path, 9, &err), SB_ERR_LIMIT);
+	cr_assert_null(text);
+	free(path);
+}
+
+Test(foundation, json_roundtrip_and_malformed)
+{
+	struct sb_error err;
+	char *path = sb_path_join(dir, "doc.json");
+	json_t *doc = json_pack("{s:s, s:i}", "name", "alpha", "n", 3), *back;
+
+	cr_assert_eq(sb_json_save(path, doc, NULL), 0);
+	cr_assert_eq(sb_json_load(&back, path, 4096, NULL), 0);
+	cr_assert(json_equal(doc, back));
+	json_decref(back);
+	json_decref(doc);
+	cr_assert_eq(sb_fs_write_atomic(path, "{\"a\":", 5, 0600, NULL), 0);
+	cr_assert_eq(sb_json_load(&back, path, 4096, &err), SB_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "not valid JSON"));
+	free(path);
+}
+
+Test(foundation, remove_tree_does_not_follow_symlinks)
+{
+	char *outside = sb_path_join(dir, "outside"), *tree = sb_path_join(dir, "tree");
+
+	cr_assert_eq(tu_sh("mkdir -p %s/a/b %s && echo keep > %s/precious && ln -s %s %s/a/link && "
+			   "chmod 0 %s/a/b", tree, outside, outside, outside, tree, tree), 0);
+	cr_assert_eq(sb_fs_remove_tree(tree, NULL), 0);
+	cr_assert_neq(access(tree, F_OK), 0);
+	cr_assert_eq(tu_sh("test \"$(cat %s/precious)\" = keep", outside), 0);
+	cr_assert_eq(sb_fs_remove_tree(tree, NULL), 0, "a missing tree is not an error");
+	free(outside);
+	free(tree);
+}
+
+Test(foundation, sha256_known_value)
+{
+	char d[SB_DIGEST_STR_LEN];
+
+	sb_sha256_buffer(d, "abc", 3);
+	cr_assert_str_eq(d, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	cr_assert(sb_digest_valid(d));
+	cr_assert_not(sb_digest_valid("sha256:BA7816"));
+	cr_assert_not(sb_digest_valid("md5:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+}
+
+Test(foundation, root_layout_and_env)
+{
+	struct sb_root *root;
+	char *sub = sb_path_join(dir, "state");
+
+	setenv("SANDBENCH_ROOT", sub, 1);
+	cr_assert_eq(sb_root_open(&root, NULL, NULL), 0);
+	unsetenv("SANDBENCH_ROOT");
+	cr_assert_str_eq(sb_root_path(root), sub);
+	cr_assert_eq(tu_sh("test -d %s/images/blobs/sha256 -a -d %s/sandboxes -a -d %s/exchange", sub, sub, sub), 0);
+	sb_root_close(root);
+	sb_root_close(NULL);
+	free(sub);
+}
+
+Test(foundation, lock_excludes_other_processes)
+{
+	struct sb_root *root;
+
+	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
+	cr_assert_eq(sb_root_lock(root, SB_LOCK_EXCLUSIVE, NULL), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *path = sb_path_join(dir, "lock");
+		int fd = open(path, O_RDWR);
+		_exit(flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	cr_assert_eq(WEXITSTATUS(status), 1, "another process must not get the lock");
+	sb_root_unlock(root);
+	sb_root_close(root);
+}
+
+Test(foundation, blob_store_verifies_and_resumes)
+{
+	struct sb_root *root;
+	struct sb_blob_writer *w;
+	struct sb_error err;
+	char d[SB_DIGEST_STR_LEN], want[SB_DIGEST_STR_LEN], *back;
+	size_t len;
+
+	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
+	sb_sha256_buffer(want, "hello world", 11);
+	/* an interrupted download keeps its bytes for the next writer */
+	cr_assert_eq(sb_blob_writer_open(&w, root, want, NULL), 0);
+	cr_assert_eq(sb_blob_writer_write(w, "hello ", 6, NULL), 0);
+	sb_blob_writer_free(w);
+	cr_assert_not(sb_blob_exists(root, want));
+	cr_assert_eq(sb_blob_writer_open(&w, root, want, NULL), 0);
+	cr_assert_eq(sb_blob_writer_offset(w), 6);
+	cr_assert_eq(sb_blob_writer_write(w, "world", 5, NULL), 0);
+	cr_assert_eq(sb_blob_writer_commit(d, w, NULL), 0);
+	sb_blob_writer_free(w);
+	cr_assert_str_eq(d, want);
+	cr_assert_eq(sb_blob_get(&back, &len, root, want, 100, NULL), 0);
+	cr_assert_eq(len, 11);
+	free(back);
+	/* wrong content is refused and not kept */
+	sb_sha256_buffer(want, "expected", 8);
+	cr_assert_eq(sb_blob_writer_open(&w, root, want, NULL), 0);
+	cr_assert_eq(sb_blob_writer_write(w, "tampered", 8, NULL), 0);
+	cr_assert_eq(sb_blob_writer_commit(d, w, &err), SB_ERR_DIGEST);
+	sb_blob_writer_free(w);
+	cr_assert(strstr(err.msg, "does not match"));
+	cr_assert_not(sb_blob_exists(root, want));
+	cr_assert_eq(tu_sh("test -z \"$(ls -A %s/images/blobs/partial)\"", dir), 0);
+	sb_root_close(root);
+}
+
+Test(foundation, blob_get_detects_corruption)
+{
+	struct sb_root *root;
+	struct sb_error err;
+	char d[SB_DIGEST_STR_LEN], *back;
+
+	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
+	cr_assert_eq(sb_blob_put(d, root, "{}", 2, NULL), 0);
+	char *path = sb_blob_path(root, d);
+	cr_assert_eq(tu_sh("printf '[]' > %s", path), 0);
+	cr_assert_eq(sb_blob_get(&back, NULL, root, d, 100, &err), SB_ERR_DIGEST);
+	free(path);
+	sb_root_close(root);
+}
+
+Test(foundation, proc_captures_and_times_out)
+{
+	struct sb_proc_opts opts = SB_PROC_OPTS_DEFAULT;
+	struct sb_proc_result res;
+	struct sb_error err;
+	char line[64];
+
+	char *ok[] = { "/bin/sh", "-c", "echo out; echo first >&2; echo last >&2; exit 3", NULL };
+	cr_assert_eq(sb_proc_run(&res, ok, &opts, NULL), 0);
+	cr_assert_eq(res.status, 3);
+	cr_assert_str_eq(res.out, "out\n");
+	cr_assert_str_eq(sb_proc_last_line(&res, line, sizeof(line)), "last");
+	sb_proc_result_clear(&res);
+
+	char *slow[] = { "/bin/sh", "-c", "exec cat", NULL };
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	opts.stdin_fd = p[0];  /* cat blocks on a pipe nobody writes */
+	opts.timeout_ms = 200;
+	cr_assert_eq(sb_proc_run(&res, slow, &opts, &err), SB_ERR_TIMEOUT);
+	cr_assert(res.timed_out);
+	sb_proc_result_clear(&res);
+	close(p[0]);
+	close(p[1]);
+}
+
+Test(foundation, cli_contract)
+{
+	struct tu_run r = tu_sandbench(dir, NULL, "--version", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "sandbench "));
+	tu_run_free(&r);
+
+	r = tu_sandbench(dir, NULL, "frobnicate", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "unknown command 'frobnicate'"));
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "errors are one line");
+	tu_run_free(&r);
+
+	r = tu_sandbench(dir, NULL, "doctor", "--help", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "Usage: sandbench doctor"));
+	tu_run_free(&r);
+}
+
+Test(foundation, doctor_fails_closed_without_runsc)
+{
+	const char *env[] = { "SANDBENCH_RUNSC=/nonexistent/runsc", NULL };
+	struct tu_run r = tu_sandbench(dir, env, "doctor", "--json", NULL);
+
+	cr_assert_eq(r.status, 5, "missing prerequisites exit 5: %s", r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(doc);
+	cr_assert(json_is_false(json_object_get(doc, "ok")));
+	json_t *c;
+	size_t i;
+	int saw = 0;
+	json_array_foreach(json_object_get(doc, "checks"), i, c) {
+		if (!strcmp(json_string_value(json_object_get(c, "check")), "runsc")) {
+			cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "fail");
+			cr_assert(strstr(json_string_value(json_object_get(c, "fix")), "apt-get install runsc"));
+			saw = 1;
+		}
+	}
+	cr_assert(saw);
+	json_decref(doc);
+	tu_run_free(&r);
+}
