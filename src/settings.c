@@ -1,0 +1,188 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "settings.h"
+#include "fs.h"
+#include "i18n.h"
+
+/* Each key parses its value into the struct; -1 when the value is malformed. */
+typedef int (*setter_fn)(struct sb_settings *c, const char *v);
+
+static int set_kind(struct sb_settings *c, const char *v)
+{
+	int k = sb_sandbox_kind_parse(v);
+	return k > SB_KIND_DEFAULT ? (c->kind = k, 0) : -1;
+}
+
+static int set_idle(struct sb_settings *c, const char *v)
+{
+	long long s = sb_duration_parse(v);
+	return s > 0 ? (c->idle_timeout = s, 0) : -1;
+}
+
+static int set_expiry(struct sb_settings *c, const char *v)
+{
+	int a = sb_expiry_action_parse(v);
+	return a > SB_EXPIRY_DEFAULT ? (c->expiry_action = a, 0) : -1;
+}
+
+static int set_network(struct sb_settings *c, const char *v)
+{
+	if (!strcmp(v, "on"))
+		c->network = 1;
+	else if (!strcmp(v, "off"))
+		c->network = 0;
+	else
+		return -1;
+	return 0;
+}
+
+static int set_memory(struct sb_settings *c, const char *v)
+{
+	long long b = sb_size_parse(v);
+	return b >= 0 ? (c->memory = (unsigned long long)b, 0) : -1;
+}
+
+static int set_cpus(struct sb_settings *c, const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+	return *end == '\0' && d >= 0 && d <= 1024 ? (c->cpus = d, 0) : -1;
+}
+
+static int set_runsc_timeout(struct sb_settings *c, const char *v)
+{
+	long long s = sb_duration_parse(v);
+	return s > 0 && s <= 3600 ? (c->runsc_timeout_ms = (int)(s * 1000), 0) : -1;
+}
+
+static const struct {
+	const char *key;
+	setter_fn set;
+} keys[] = {
+	{ "kind", set_kind },
+	{ "idle_timeout", set_idle },
+	{ "expiry_action", set_expiry },
+	{ "network", set_network },
+	{ "memory", set_memory },
+	{ "cpus", set_cpus },
+	{ "runsc_timeout", set_runsc_timeout },
+};
+
+static const struct {
+	char suffix;
+	int shift;
+} size_units[] = {
+	{ 'k', 10 }, { 'm', 20 }, { 'g', 30 }, { 't', 40 },
+};
+
+long long sb_size_parse(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end == '\0')
+		return v;
+	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++) {
+		if (tolower((unsigned char)end[0]) != size_units[i].suffix)
+			continue;
+		/* accept "512m", "512M", "512MiB", "512mb" */
+		const char *rest = end + 1;
+		if (*rest == 'i' || *rest == 'I')
+			rest++;
+		if (*rest == 'b' || *rest == 'B')
+			rest++;
+		if (*rest || v > (1LL << (62 - size_units[i].shift)))
+			return -1;
+		return v << size_units[i].shift;
+	}
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int apply_file(struct sb_settings *c, const char *path, struct sb_error *err)
+{
+	char *text, *save = NULL;
+	int line = 0, rc = sb_fs_read_file(&text, NULL, path, 1 << 16, err);
+
+	if (rc == SB_ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		line++;
+		char *hash = strchr(l, '#');
+		if (hash)
+			*hash = '\0';
+		char *s = trim(l);
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			rc = sb_error_set(err, SB_ERR_FORMAT, _("%s: expected 'key = value'"), path);
+			break;
+		}
+		*eq = '\0';
+		const char *key = trim(s), *val = trim(eq + 1);
+		size_t i;
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[i].key, key); i++)
+			;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			rc = sb_error_set(err, SB_ERR_FORMAT, _("%s: unknown setting '%s'"), path, key);
+			break;
+		}
+		if (keys[i].set(c, val) < 0) {
+			rc = sb_error_set(err, SB_ERR_FORMAT, _("%s: invalid value '%s' for '%s'"), path, val, key);
+			break;
+		}
+	}
+	free(text);
+	return rc;
+}
+
+int sb_settings_load(struct sb_settings *out, struct sb_root *root, struct sb_error *err)
+{
+	const char *env = getenv("SANDBENCH_DEFAULTS");
+	char *local;
+	int rc;
+
+	*out = (struct sb_settings){
+		.kind = SB_KIND_TEMPORARY,
+		.idle_timeout = 30 * 60,
+		.expiry_action = SB_EXPIRY_RM,
+		.network = 0,
+		.memory = 1ULL << 30,
+		.cpus = 0,
+		.runsc_timeout_ms = 60000,
+	};
+	rc = apply_file(out, env && *env ? env : SB_DATADIR "/sandbench.conf", err);
+	if (rc < 0)
+		return rc;
+	local = sb_root_file(root, "config");
+	if (!local)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	rc = apply_file(out, local, err);
+	free(local);
+	return rc;
+}

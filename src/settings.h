@@ -1,0 +1,26 @@
+/* Settings: data/sandbench.conf (installed defaults) overridden by ROOT/config.
+ * Format: "key = value" lines, '#' comments. Unknown keys are an error naming
+ * the file and line, so that typos do not silently change behaviour. */
+#ifndef SB_SETTINGS_H
+#define SB_SETTINGS_H
+
+#include "error.h"
+#include "record.h"
+#include "root.h"
+
+struct sb_settings {
+	enum sb_sandbox_kind kind;               /* default kind */
+	long long idle_timeout;                  /* seconds */
+	enum sb_expiry_action expiry_action;
+	int network;                             /* 0 off, 1 on */
+	unsigned long long memory;               /* bytes, 0: no limit */
+	double cpus;                             /* 0: no limit */
+	int runsc_timeout_ms;                     /* deadline of runsc lifecycle calls */
+};
+
+/* Built-in defaults, then the installed file (if present), then ROOT/config. */
+int sb_settings_load(struct sb_settings *out, struct sb_root *root, struct sb_error *err);
+/* "512m", "2g", "1048576" -> bytes; -1 when malformed. */
+long long sb_size_parse(const char *s);
+
+#endif

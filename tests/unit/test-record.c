@@ -1,0 +1,145 @@
+/* Sandbox records, settings and the clock: pure data, no runsc. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "fs.h"
+#include "jsonfile.h"
+#include "record.h"
+#include "root.h"
+#include "settings.h"
+#include "testutil.h"
+
+static char *dir;
+static struct sb_root *root;
+
+static void setup(void)
+{
+	dir = tu_tempdir("record");
+	cr_assert_not_null(dir);
+	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
+}
+
+static void teardown(void)
+{
+	sb_root_close(root);
+	tu_remove(dir);
+	free(dir);
+}
+
+TestSuite(record, .init = setup, .fini = teardown);
+
+Test(record, round_trip_keeps_every_field)
+{
+	struct sb_sandbox_mount mounts[] = { { "/srv/data", "/data", SB_MOUNT_RO } };
+	struct sb_sandbox_label labels[] = { { "team", "search" } };
+	struct sb_record rec = {
+		.name = "box-1", .id = "sb-0123456789abcdef", .created = 1700000000,
+		.image_ref = "docker.io/library/busybox:latest", .kind = SB_KIND_TEMPORARY,
+		.idle_timeout = 1800, .expiry_action = SB_EXPIRY_STOP, .network = 1, .exchange = 1,
+		.mounts = mounts, .n_mounts = 1, .memory = 512ULL << 20, .cpus = 1.5,
+		.owner = "plugin:search", .labels = labels, .n_labels = 1,
+		.state = SB_STATE_RUNNING, .reason = "created", .state_changed = 1700000001,
+	};
+	struct sb_record back;
+	struct sb_error err;
+
+	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000001");
+	char *sdir = sb_path_join(dir, "sandboxes/box-1");
+	cr_assert_eq(sb_fs_mkdirs(sdir, 0700, NULL), 0);
+	cr_assert_eq(sb_record_save(root, &rec, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_record_load(&back, root, "box-1", &err), 0, "%s", err.msg);
+	cr_assert_str_eq(back.name, "box-1");
+	cr_assert_str_eq(back.id, rec.id);
+	cr_assert_str_eq(back.image_digest, rec.image_digest);
+	cr_assert_str_eq(back.image_ref, rec.image_ref);
+	cr_assert_eq(back.kind, SB_KIND_TEMPORARY);
+	cr_assert_eq(back.expiry_action, SB_EXPIRY_STOP);
+	cr_assert_eq(back.idle_timeout, 1800);
+	cr_assert_eq(back.network, 1);
+	cr_assert_eq(back.n_mounts, 1);
+	cr_assert_str_eq(back.mounts[0].host, "/srv/data");
+	cr_assert_eq(back.mounts[0].mode, SB_MOUNT_RO);
+	cr_assert_eq(back.memory, 512ULL << 20);
+	cr_assert_float_eq(back.cpus, 1.5, 1e-9);
+	cr_assert_str_eq(back.owner, "plugin:search");
+	cr_assert_eq(back.n_labels, 1);
+	cr_assert_str_eq(back.labels[0].value, "search");
+	cr_assert_eq(back.state, SB_STATE_RUNNING);
+	cr_assert_str_eq(back.reason, "created");
+
+	/* the schema other helpers rely on */
+	char *path = sb_path_join(sdir, "sandbox.json");
+	json_t *doc;
+	cr_assert_eq(sb_json_load(&doc, path, 1 << 20, NULL), 0);
+	cr_assert_eq(json_integer_value(json_object_get(doc, "schema")), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "image"), "digest")), rec.image_digest);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")), "temporary");
+	json_decref(doc);
+	free(path);
+	free(sdir);
+	sb_record_clear(&back);
+}
+
+Test(record, missing_and_future_schema)
+{
+	struct sb_record rec;
+	struct sb_error err;
+
+	cr_assert_eq(sb_record_load(&rec, root, "nope", &err), SB_ERR_NOTFOUND);
+	cr_assert(strstr(err.msg, "'nope'"));
+	json_t *doc = json_pack("{s:i, s:s}", "schema", 2, "name", "x");
+	cr_assert_eq(sb_record_from_json(&rec, doc, &err), SB_ERR_FORMAT);
+	json_decref(doc);
+}
+
+Test(record, durations_and_sizes)
+{
+	cr_assert_eq(sb_duration_parse("90"), 90);
+	cr_assert_eq(sb_duration_parse("30m"), 1800);
+	cr_assert_eq(sb_duration_parse("2h"), 7200);
+	cr_assert_eq(sb_duration_parse("1d"), 86400);
+	cr_assert_eq(sb_duration_parse("m"), -1);
+	cr_assert_eq(sb_duration_parse("5x"), -1);
+	cr_assert_eq(sb_size_parse("512m"), 512LL << 20);
+	cr_assert_eq(sb_size_parse("2G"), 2LL << 30);
+	cr_assert_eq(sb_size_parse("64MiB"), 64LL << 20);
+	cr_assert_eq(sb_size_parse("12"), 12);
+	cr_assert_eq(sb_size_parse("-1"), -1);
+	cr_assert_eq(sb_size_parse("1q"), -1);
+}
+
+Test(record, clock_is_injectable)
+{
+	setenv("SANDBENCH_NOW", "1234567", 1);
+	cr_assert_eq(sb_clock_now(), 1234567);
+	unsetenv("SANDBENCH_NOW");
+	cr_assert_gt(sb_clock_now(), 1700000000);
+}
+
+Test(record, settings_root_overrides_defaults)
+{
+	struct sb_settings s;
+	struct sb_error err;
+	char *conf = sb_path_join(dir, "config");
+
+	setenv("SANDBENCH_DEFAULTS", "/nonexistent", 1);
+	cr_assert_eq(sb_settings_load(&s, root, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.kind, SB_KIND_TEMPORARY);
+	cr_assert_eq(s.idle_timeout, 1800);
+	cr_assert_eq(s.network, 0);
+	const char *text = "# mine\nkind = permanent\nidle_timeout = 5m\nnetwork = on\n";
+	cr_assert_eq(sb_fs_write_atomic(conf, text, strlen(text), 0600, NULL), 0);
+	cr_assert_eq(sb_settings_load(&s, root, &err), 0, "%s", err.msg);
+	cr_assert_eq(s.kind, SB_KIND_PERMANENT);
+	cr_assert_eq(s.idle_timeout, 300);
+	cr_assert_eq(s.network, 1);
+	cr_assert_eq(sb_fs_write_atomic(conf, "idel = 5m\n", 10, 0600, NULL), 0);
+	cr_assert_eq(sb_settings_load(&s, root, &err), SB_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "idel"));
+	unsetenv("SANDBENCH_DEFAULTS");
+	free(conf);
+}
