@@ -245,24 +245,29 @@ static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error
 
 int sb_fs_remove_tree(const char *path, struct sb_error *err)
 {
+	return sb_fs_remove_tree_at(AT_FDCWD, path, err);
+}
+
+int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err)
+{
 	struct stat st;
 	int fd, rc;
 
-	if (lstat(path, &st) < 0) {
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			return 0;
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot inspect '%s'"), path);
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		if (unlink(path) < 0 && errno != ENOENT)
+		if (unlinkat(dirfd, path, 0) < 0 && errno != ENOENT)
 			return sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), path);
 		return 0;
 	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), path);
 	rc = remove_children(fd, st.st_dev, path, err);
-	if (rc == 0 && rmdir(path) < 0 && errno != ENOENT)
+	if (rc == 0 && unlinkat(dirfd, path, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		rc = sb_error_errno(err, errno == EBUSY ? SB_ERR_BUSY : SB_ERR_IO, errno,
 				    _("cannot remove '%s'"), path);
 	return rc;

@@ -25,6 +25,9 @@ int sb_fs_fsync_dir(const char *dir, struct sb_error *err);
  * filesystem (a mount point below path is an error, nothing under it is touched).
  * A missing path is not an error. */
 int sb_fs_remove_tree(const char *path, struct sb_error *err);
+/* The same for path relative to the directory dirfd (or AT_FDCWD); the
+ * components of path before the last are followed as usual. */
+int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err);
 /* Total bytes of regular files under path (no symlinks followed). */
 int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err);
 
