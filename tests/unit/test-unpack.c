@@ -761,3 +761,41 @@ Test(unpack, clean_name)
 	cr_assert_eq(sb_unpack_clean_name(out, "a/..", "entry", NULL), SB_ERR_UNSAFE);
 	cr_assert_eq(sb_unpack_clean_name(out, "a/..b", "entry", NULL), 0);
 }
+
+/* ---- a whole image ---- */
+
+static char *layer_blob(const char *images, const char *key)
+{
+	return tu_sh_out(". %s/digests && echo %s/layered/blobs/sha256/${%s#sha256:}", images, images, key);
+}
+
+Test(unpack, busybox_two_layer_image_matches_expected_tree, .timeout = 120)
+{
+	char *images = sb_path_join(base, "layers/images"), *expect = sb_path_join(base, "layers/expected");
+	char *mk = tu_srcpath("tests/fixtures/make-images.sh"), *tree = tu_srcpath("tests/fixtures/unpack-tree.sh");
+
+	cr_assert_eq(tu_sh("sh %s %s >/dev/null", mk, images), 0);
+	char *bb = layer_blob(images, "BUSYBOX_LAYER"), *chg = layer_blob(images, "CHANGES_LAYER");
+	cr_assert_not_null(bb);
+	cr_assert_not_null(chg);
+	unpack_ok(bb);
+	unpack_ok(chg);
+	cr_assert_eq(tu_sh("sh %s expect %s %s", tree, bb, expect), 0);
+	char *want = tu_sh_out("sh %s list %s", tree, expect), *got = tu_sh_out("sh %s list %s", tree, root);
+	cr_assert_not_null(want);
+	cr_assert_not_null(got);
+	cr_assert_gt(strlen(want), 1000, "the busybox tree is listed");
+	if (strcmp(want, got) != 0)
+		tu_sh("sh %s list %s > %s.list; sh %s list %s | diff -u %s.list - >&2 || true",
+		      tree, expect, expect, tree, root, expect);
+	cr_assert_str_eq(got, want, "unpacked tree differs from the expected one (diff above)");
+	assert_host_untouched();
+	free(images);
+	free(expect);
+	free(mk);
+	free(tree);
+	free(bb);
+	free(chg);
+	free(want);
+	free(got);
+}
