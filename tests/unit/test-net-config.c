@@ -1,0 +1,191 @@
+/* Network pieces that need no root: subnets, address leases, resolv.conf,
+ * and the netstack hook's refusal to run outside a separate namespace. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "net_lease.h"
+#include "net_netstack.h"
+#include "net_resolv.h"
+#include "network.h"
+#include "root.h"
+#include "testutil.h"
+
+static char *dir;
+static struct sb_root *root;
+
+static void setup(void)
+{
+	dir = tu_tempdir("netcfg");
+	cr_assert_not_null(dir);
+	char *r = sb_path_join(dir, "root");
+	cr_assert_eq(sb_root_open(&root, r, NULL), 0);
+	free(r);
+}
+
+static void teardown(void)
+{
+	sb_root_close(root);
+	tu_remove(dir);
+	free(dir);
+}
+
+TestSuite(net_config, .init = setup, .fini = teardown);
+
+Test(net_config, subnet_parse)
+{
+	struct sb_subnet s;
+	struct sb_error err;
+	char buf[16];
+
+	cr_assert_eq(sb_subnet_parse(&s, "10.213.0.0/24", NULL), 0);
+	cr_assert_eq(s.prefix, 24);
+	cr_assert_str_eq(sb_ipv4_format(buf, sb_subnet_gateway(&s)), "10.213.0.1");
+	cr_assert_not(sb_subnet_contains(&s, s.net + 1), "the gateway is not a sandbox address");
+	cr_assert(sb_subnet_contains(&s, s.net + 2));
+	cr_assert(sb_subnet_contains(&s, s.net + 254));
+	cr_assert_not(sb_subnet_contains(&s, s.net + 255), "broadcast");
+	cr_assert_eq(sb_subnet_parse(&s, "10.213.0.1/24", &err), SB_ERR_INVALID);
+	cr_assert(strstr(err.msg, "host bits"));
+	cr_assert_eq(sb_subnet_parse(&s, "10.0.0.0/8", NULL), SB_ERR_INVALID);
+	cr_assert_eq(sb_subnet_parse(&s, "10.0.0.0/30", NULL), SB_ERR_INVALID);
+	cr_assert_eq(sb_subnet_parse(&s, "10.0.0.0", NULL), SB_ERR_INVALID);
+	cr_assert_eq(sb_subnet_parse(&s, "10.0.0/24", NULL), SB_ERR_INVALID);
+	cr_assert_eq(sb_subnet_parse(&s, "10.0.0.0/24x", NULL), SB_ERR_INVALID);
+}
+
+Test(net_config, leases_are_stable_unique_and_bounded)
+{
+	struct sb_subnet s;
+	uint32_t a, b, again, c;
+	char buf[16];
+
+	cr_assert_eq(sb_subnet_parse(&s, "10.77.5.0/29", NULL), 0); /* 5 sandbox addresses */
+	cr_assert_eq(sb_lease_take(&a, root, &s, "one", NULL), 0);
+	cr_assert_str_eq(sb_ipv4_format(buf, a), "10.77.5.2");
+	cr_assert_eq(sb_lease_take(&b, root, &s, "two", NULL), 0);
+	cr_assert_neq(a, b);
+	cr_assert_eq(sb_lease_take(&again, root, &s, "one", NULL), 0);
+	cr_assert_eq(again, a, "a name keeps its address");
+	cr_assert_eq(sb_lease_find(&again, root, "two", NULL), 0);
+	cr_assert_eq(again, b);
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "f%d", i);
+		cr_assert_eq(sb_lease_take(&c, root, &s, name, NULL), 0);
+	}
+	cr_assert_eq(sb_lease_take(&c, root, &s, "full", NULL), SB_ERR_LIMIT);
+	/* a released address is taken again (lowest free first) */
+	cr_assert_eq(sb_lease_release(root, "one", NULL), 0);
+	cr_assert_eq(sb_lease_find(&c, root, "one", NULL), SB_ERR_NOTFOUND);
+	cr_assert_eq(sb_lease_take(&c, root, &s, "full", NULL), 0);
+	cr_assert_eq(c, a);
+	cr_assert_eq(sb_lease_release(root, "never-leased", NULL), 0);
+
+	struct sb_lease *list;
+	size_t n;
+	cr_assert_eq(sb_lease_list(&list, &n, root, NULL), 0);
+	cr_assert_eq(n, 5);
+	free(list);
+	/* no temp files are left next to the leases */
+	cr_assert_eq(tu_sh("test $(ls -A %s/root/network/leases | wc -l) -eq 5", dir), 0);
+}
+
+Test(net_config, lease_outside_a_changed_subnet_is_refused)
+{
+	struct sb_subnet s1, s2;
+	uint32_t a;
+
+	cr_assert_eq(sb_subnet_parse(&s1, "10.77.6.0/24", NULL), 0);
+	cr_assert_eq(sb_subnet_parse(&s2, "10.77.7.0/24", NULL), 0);
+	cr_assert_eq(sb_lease_take(&a, root, &s1, "moved", NULL), 0);
+	cr_assert_eq(sb_lease_take(&a, root, &s2, "moved", NULL), SB_ERR_STATE);
+}
+
+static char *write_file(const char *name, const char *text)
+{
+	char *p = sb_path_join(dir, name);
+
+	cr_assert_eq(sb_fs_write_atomic(p, text, strlen(text), 0644, NULL), 0);
+	return p;
+}
+
+Test(net_config, resolv_conf_keeps_reachable_nameservers)
+{
+	char *src = write_file("r1", "# comment\nnameserver 127.0.0.53\nnameserver 192.0.2.53\n"
+				     "nameserver 2001:db8::1\nsearch example.test\noptions ndots:2\n"
+				     "nameserver 198.51.100.1\n");
+	const char *sources[] = { src, NULL };
+	char *text;
+	int count;
+
+	cr_assert_eq(sb_resolv_conf_build(&text, &count, sources, NULL), 0);
+	cr_assert_eq(count, 2);
+	cr_assert(strstr(text, "nameserver 192.0.2.53\n"));
+	cr_assert(strstr(text, "nameserver 198.51.100.1\n"));
+	cr_assert_null(strstr(text, "127.0.0.53"), "loopback is the sandbox's own");
+	cr_assert_null(strstr(text, "2001:db8"), "sandboxes have IPv4 only");
+	cr_assert(strstr(text, "search example.test\n"));
+	cr_assert(strstr(text, "options ndots:2\n"));
+	free(text);
+	free(src);
+}
+
+Test(net_config, resolv_conf_loopback_only_host_uses_the_next_source)
+{
+	char *stub = write_file("stub", "nameserver 127.0.0.53\noptions edns0\n");
+	char *upstream = write_file("upstream", "nameserver 203.0.113.7\n");
+	const char *sources[] = { stub, "/nonexistent/resolv.conf", upstream, NULL };
+	const char *only_stub[] = { stub, NULL };
+	char *text;
+	int count;
+
+	cr_assert_eq(sb_resolv_conf_build(&text, &count, sources, NULL), 0);
+	cr_assert_eq(count, 1);
+	cr_assert(strstr(text, "nameserver 203.0.113.7\n"));
+	cr_assert_null(strstr(text, "edns0"), "lines come from the chosen source only");
+	free(text);
+	cr_assert_eq(sb_resolv_conf_build(&text, &count, only_stub, NULL), 0);
+	cr_assert_eq(count, 0);
+	cr_assert_null(strstr(text, "\nnameserver "));
+	cr_assert(strstr(text, "no nameserver"));
+	free(text);
+	free(stub);
+	free(upstream);
+}
+
+/* Runs the hook in a child (it would change this process's mounts if it went through). */
+static int hook_status(const char *netns)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(sb_netstack_pre_exec((void *)netns) == 0 ? 0 : 1);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WEXITSTATUS(status);
+}
+
+Test(net_config, netstack_hook_refuses_the_callers_own_namespace)
+{
+	cr_assert_eq(hook_status("/proc/self/ns/net"), 1);
+	cr_assert_eq(hook_status("/run/netns/sandbench-test-absent"), 1);
+	cr_assert_eq(hook_status(NULL), 1);
+}
+
+Test(net_config, info_and_names_without_setup)
+{
+	struct sb_netinfo info;
+	struct sb_error err;
+	struct sb_network_config bad = { .bridge = "much-too-long-bridge-name" };
+
+	cr_assert_eq(sb_network_info(&info, root, NULL, "nobody", &err), SB_ERR_NOTFOUND);
+	cr_assert_eq(sb_network_info(&info, root, &bad, "x", NULL), SB_ERR_INVALID);
+	cr_assert_eq(sb_network_info(&info, root, NULL, "../etc", NULL), SB_ERR_INVALID);
+	cr_assert_str_eq(sb_net_orphan_kind_name(SB_NET_ORPHAN_NETNS), "netns");
+}
