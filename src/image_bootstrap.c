@@ -253,8 +253,8 @@ out:
 int sb_image_bootstrap(struct sb_bootstrap_result *out, struct sb_root *root, const struct sb_bootstrap_opts *opts,
 		       struct sb_error *err)
 {
-	const char *mirror = opts->mirror ? opts->mirror : SB_BOOTSTRAP_MIRROR;
-	const char *busybox = opts->busybox ? opts->busybox : SB_BOOTSTRAP_BUSYBOX;
+	const char *mirror = opts->mirror ? opts->mirror : SB_BOOTSTRAP_DEFAULT_MIRROR;
+	const char *busybox = opts->busybox ? opts->busybox : SB_BOOTSTRAP_DEFAULT_BUSYBOX;
 	struct sb_image_import_opts iopts = { .name = opts->name ? opts->name : SB_IMAGE_DEFAULT_NAME,
 					      .progress = opts->progress };
 	char *dir = NULL, *tar = NULL, *source = NULL;

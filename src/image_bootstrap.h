@@ -11,8 +11,8 @@
 #include "root.h"
 
 #define SB_IMAGE_DEFAULT_NAME "sandbench/default:latest"
-#define SB_BOOTSTRAP_MIRROR "http://deb.debian.org/debian"
-#define SB_BOOTSTRAP_BUSYBOX "/bin/busybox"
+#define SB_BOOTSTRAP_DEFAULT_MIRROR "http://deb.debian.org/debian"
+#define SB_BOOTSTRAP_DEFAULT_BUSYBOX "/bin/busybox"
 
 enum sb_bootstrap_kind {
 	SB_BOOTSTRAP_AUTO,       /* Debian when the mirror answers, else busybox */
@@ -23,8 +23,8 @@ enum sb_bootstrap_kind {
 struct sb_bootstrap_opts {
 	enum sb_bootstrap_kind kind;
 	const char *name;        /* NULL: SB_IMAGE_DEFAULT_NAME */
-	const char *mirror;      /* NULL: SB_BOOTSTRAP_MIRROR */
-	const char *busybox;     /* NULL: SB_BOOTSTRAP_BUSYBOX */
+	const char *mirror;      /* NULL: SB_BOOTSTRAP_DEFAULT_MIRROR */
+	const char *busybox;     /* NULL: SB_BOOTSTRAP_DEFAULT_BUSYBOX */
 	const struct sb_progress *progress;
 };
 

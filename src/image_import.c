@@ -38,30 +38,11 @@ struct import {
 	char name[SB_IMAGE_REF_MAX];         /* reference found in the input, "" when none */
 };
 
-static int canonical_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err)
-{
-	struct sb_image_ref ref;
-	char *s;
-	int rc;
-
-	if ((rc = sb_image_ref_parse(&ref, name, err)) < 0)
-		return rc;
-	s = sb_image_ref_format(&ref);
-	sb_image_ref_clear(&ref);
-	if (!s)
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	rc = strlen(s) < SB_IMAGE_REF_MAX ? 0 : sb_error_set(err, SB_ERR_INVALID, _("image reference '%s' is too long"), s);
-	if (rc == 0)
-		strcpy(out, s);
-	free(s);
-	return rc;
-}
-
 static int same_ref(const char *a, const char *b)
 {
 	char ca[SB_IMAGE_REF_MAX], cb[SB_IMAGE_REF_MAX];
 
-	return !strcmp(a, b) || (canonical_ref(ca, a, NULL) == 0 && canonical_ref(cb, b, NULL) == 0 && !strcmp(ca, cb));
+	return !strcmp(a, b) || (sb_image_canonical_ref(ca, a, NULL) == 0 && sb_image_canonical_ref(cb, b, NULL) == 0 && !strcmp(ca, cb));
 }
 
 static const char *layer_media_type(struct sb_root *root, const char *digest)
@@ -443,7 +424,7 @@ int sb_image_import(struct sb_image_import_result *out, struct sb_root *root, co
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (im.opts->name && (rc = canonical_ref(out->ref, im.opts->name, err)) < 0)
+	if (im.opts->name && (rc = sb_image_canonical_ref(out->ref, im.opts->name, err)) < 0)
 		return rc;
 	/* shared: prune (exclusive) must not take the blobs before install records them */
 	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
@@ -459,7 +440,7 @@ int sb_image_import(struct sb_image_import_result *out, struct sb_root *root, co
 	if (rc < 0)
 		goto out;
 	/* an input's own name that is not a valid reference is dropped, not fatal */
-	if (!out->ref[0] && im.name[0] && canonical_ref(out->ref, im.name, NULL) < 0)
+	if (!out->ref[0] && im.name[0] && sb_image_canonical_ref(out->ref, im.name, NULL) < 0)
 		out->ref[0] = '\0';
 	source = im.opts->source ? strdup(im.opts->source) : sb_strdupf("import %s", path);
 	rc = source ? sb_image_install_from(root, out->ref[0] ? out->ref : NULL, out->digest, source,

@@ -156,10 +156,6 @@ static int load_image_doc(struct image_doc *doc, struct sb_root *root, const cha
 	if (strcmp(doc->config.os, "linux") != 0 || strcmp(doc->config.arch, sb_image_host_arch()) != 0)
 		return sb_error_set(err, SB_ERR_INVALID, _("image %s is for %s/%s, this host runs linux/%s"), digest,
 				    doc->config.os, doc->config.arch, sb_image_host_arch());
-	for (size_t i = 0; i < doc->manifest.n_layers; i++)
-		if (!sb_blob_exists(root, doc->manifest.layers[i].digest))
-			return sb_error_set(err, SB_ERR_NOTFOUND, _("image %s: layer %s is not in the blob store"),
-					    digest, doc->manifest.layers[i].digest);
 	return 0;
 }
 
@@ -173,6 +169,10 @@ static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const 
 	struct sb_progress fwd = { forward_progress, &lp };
 	int fd = -1, rc;
 
+	for (size_t i = 0; i < doc->manifest.n_layers; i++)
+		if (!sb_blob_exists(root, doc->manifest.layers[i].digest))
+			return sb_error_set(err, SB_ERR_NOTFOUND, _("image %s: layer %s is not in the blob store"),
+					    digest, doc->manifest.layers[i].digest);
 	if (!parent)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	/* the trees hold the images' setuid files: no other user may reach them */
@@ -297,15 +297,15 @@ out:
 int sb_image_install_from(struct sb_root *root, const char *ref_name, const char *manifest_digest,
 			  const char *source, const struct sb_progress *progress, struct sb_error *err)
 {
+	char *rootfs = NULL, *tmp = NULL, canonical[SB_IMAGE_REF_MAX];
 	struct image_doc doc;
-	char *rootfs = NULL, *tmp = NULL;
 	struct stat st;
 	int rc, lock_fd = -1;
 
 	if (!sb_digest_valid(manifest_digest))
 		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not a manifest digest"), manifest_digest);
-	if (ref_name && (!*ref_name || strlen(ref_name) >= SB_IMAGE_REF_MAX))
-		return sb_error_set(err, SB_ERR_INVALID, _("invalid image reference '%s'"), ref_name);
+	if (ref_name && (rc = sb_image_canonical_ref(canonical, ref_name, err)) < 0)
+		return rc;
 	if ((rc = load_image_doc(&doc, root, manifest_digest, err)) < 0)
 		goto out;
 	rootfs = sb_image_rootfs_path(root, manifest_digest);
@@ -321,7 +321,7 @@ int sb_image_install_from(struct sb_root *root, const char *ref_name, const char
 	}
 	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
 		goto out;
-	rc = commit(root, ref_name, manifest_digest, &doc, tmp, source, err);
+	rc = commit(root, ref_name ? canonical : NULL, manifest_digest, &doc, tmp, source, err);
 	sb_root_unlock(root);
 	if (rc == 0)
 		sb_progress_emit(progress, &(struct sb_progress_event){ .phase = SB_PROGRESS_DONE, .item = manifest_digest });

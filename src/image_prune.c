@@ -77,6 +77,7 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		unsigned long long size = 0;
+		struct stat st;
 		char *path;
 		if (de->d_name[0] == '.')
 			continue;
@@ -87,7 +88,10 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 			break;
 		}
-		sb_fs_tree_size(&size, path, NULL);
+		if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+			size = (unsigned long long)st.st_size;
+		else
+			sb_fs_tree_size(&size, path, NULL);
 		if ((rc = sb_fs_remove_tree(path, err)) == 0) {
 			sb_log("image: pruned %s", path);
 			(*count)++;

@@ -19,6 +19,25 @@ struct lookup {
 	int by_ref;                   /* matched a recorded reference (not just a digest) */
 };
 
+int sb_image_canonical_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err)
+{
+	struct sb_image_ref ref;
+	char *s;
+	int rc;
+
+	if ((rc = sb_image_ref_parse(&ref, name, err)) < 0)
+		return rc;
+	s = sb_image_ref_format(&ref);
+	sb_image_ref_clear(&ref);
+	if (!s)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	rc = strlen(s) < SB_IMAGE_REF_MAX ? 0 : sb_error_set(err, SB_ERR_INVALID, _("image reference '%s' is too long"), s);
+	if (rc == 0)
+		strcpy(out, s);
+	free(s);
+	return rc;
+}
+
 static int find_prefix(struct lookup *out, json_t *images, const char *s, struct sb_error *err)
 {
 	size_t n = strlen(s), matches = 0;
@@ -151,9 +170,9 @@ static int cmp_info(const void *a, const void *b)
 
 int sb_image_list(struct sb_image_info **out, size_t *count, struct sb_root *root, struct sb_error *err)
 {
-	json_t *db = NULL, *users = NULL, *images, *v;
+	json_t *db = NULL, *users = NULL, *images, *refs, *v;
 	struct sb_image_info *list = NULL;
-	const char *digest;
+	const char *key;
 	size_t n = 0;
 	int rc;
 
@@ -162,23 +181,36 @@ int sb_image_list(struct sb_image_info **out, size_t *count, struct sb_root *roo
 	if ((rc = sb_image_db_load(&db, root, err)) < 0 || (rc = sb_image_db_users(&users, root, err)) < 0)
 		goto out;
 	images = sb_image_db_images(db);
-	if (json_object_size(images) && !(list = calloc(json_object_size(images), sizeof(*list)))) {
+	refs = sb_image_db_refs(db);
+	list = calloc(json_object_size(images) + json_object_size(refs) + 1, sizeof(*list));
+	if (!list) {
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}
-	json_object_foreach(images, digest, v) {
-		if ((rc = sb_image_db_info(&list[n], root, db, digest, NULL, users, err)) < 0) {
-			sb_image_list_free(list, n);
-			list = NULL;
+	/* a row per reference (of an installed image), then the images without one */
+	json_object_foreach(refs, key, v) {
+		if (!json_object_get(images, json_string_value(v)))
+			continue;
+		if ((rc = sb_image_db_info(&list[n], root, db, json_string_value(v), key, users, err)) < 0)
 			goto out;
-		}
 		n++;
 	}
-	if (n)
-		qsort(list, n, sizeof(*list), cmp_info);
+	json_object_foreach(images, key, v) {
+		json_t *own = sb_image_db_refs_of(db, key);
+		size_t tagged = json_array_size(own);
+		json_decref(own);
+		if (tagged)
+			continue;
+		if ((rc = sb_image_db_info(&list[n], root, db, key, NULL, users, err)) < 0)
+			goto out;
+		n++;
+	}
+	qsort(list, n, sizeof(*list), cmp_info);
 	*out = list;
 	*count = n;
+	list = NULL;
 out:
+	sb_image_list_free(list, n);
 	json_decref(users);
 	json_decref(db);
 	return rc;

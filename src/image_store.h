@@ -45,7 +45,7 @@ struct sb_image_info {
  * to its rootfs and renames it into place, so a failure or kill never leaves a
  * half image that looks complete (leftovers are cleaned by the next install or
  * prune). An image already unpacked is not unpacked again. Then records
- * ref_name (canonical, or NULL for none) -> manifest_digest. source says where
+ * ref_name (NULL for none; recorded in canonical form) -> manifest_digest. source says where
  * the image came from (shown by inspect; NULL: unknown).
  * Takes the root lock exclusively for its final step and returns with the lock
  * released: a caller holding it shared (to keep prune away from blobs it just
@@ -55,6 +55,10 @@ int sb_image_install(struct sb_root *root, const char *ref_name, const char *man
 /* Same, recording source. */
 int sb_image_install_from(struct sb_root *root, const char *ref_name, const char *manifest_digest,
 			  const char *source, const struct sb_progress *progress, struct sb_error *err);
+
+/* The canonical form of a reference, as the store records it
+ * ("python:3.12" -> "docker.io/library/python:3.12"). */
+int sb_image_canonical_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err);
 
 /* Finds an installed image by reference ("python:3.12", canonical or not,
  * "name@sha256:..."), by manifest digest, or by a unique prefix of at least 6
@@ -66,8 +70,8 @@ int sb_image_inspect(struct sb_image_info *out, struct sb_root *root, const char
 		     struct sb_error *err);
 void sb_image_info_clear(struct sb_image_info *info);
 
-/* Every installed image once (ref: its first reference), sorted by reference,
- * untagged ones last, with used_by filled. */
+/* A row per reference, sorted, then the images without any (by digest), all
+ * with used_by filled: what `image ls` shows. */
 int sb_image_list(struct sb_image_info **out, size_t *count, struct sb_root *root, struct sb_error *err);
 void sb_image_list_free(struct sb_image_info *list, size_t count);
 

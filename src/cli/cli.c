@@ -93,7 +93,7 @@ int sb_cli_dispatch(struct sb_cli *cli, const char *group, const struct sb_cli_c
 	for (size_t i = 0; table[i]; i++) {
 		if (strcmp(argv[0], table[i]->name) != 0)
 			continue;
-		if (wants_help(argc, argv)) {
+		if (!table[i]->group && wants_help(argc, argv)) {
 			sb_cli_usage(stdout, group, table[i]);
 			return SB_EXIT_OK;
 		}

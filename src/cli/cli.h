@@ -19,6 +19,7 @@ struct sb_cli_command {
 	const char *summary;     /* one line for the command list (N_) */
 	const char *help;        /* option descriptions, one per line (N_), may be NULL */
 	int (*run)(struct sb_cli *cli, int argc, char **argv);
+	int group;               /* dispatches again (image): --help belongs to its subcommands */
 };
 
 /* Exit statuses: part of the interface scripts rely on (see the man page). */
@@ -57,5 +58,6 @@ void sb_cli_format_duration(char *buf, size_t size, long long seconds);
 
 /* The commands. */
 extern const struct sb_cli_command sb_cmd_doctor;
+extern const struct sb_cli_command sb_cmd_image;
 
 #endif

@@ -13,6 +13,7 @@
 /* Every top-level command; groups (image) dispatch again from their own file. */
 static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_doctor,
+	&sb_cmd_image,
 	NULL,
 };
 

@@ -1,0 +1,82 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "cmd_image.h"
+#include "i18n.h"
+#include "image_store.h"
+
+static void print_list(const char *label, char *const *items, size_t n)
+{
+	printf("%-13s", label);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s", i ? ", " : "", items[i]);
+	printf("%s\n", n ? "" : "-");
+}
+
+static void print_info(const struct sb_image_info *im)
+{
+	char size[32], content[32];
+
+	sb_cli_format_size(size, sizeof(size), im->size);
+	sb_cli_format_size(content, sizeof(content), im->content_size);
+	printf("%-13s%s\n", _("reference:"), im->ref[0] ? im->ref : _("<none>"));
+	printf("%-13s%s\n", _("digest:"), im->digest);
+	print_list(_("references:"), im->refs, im->n_refs);
+	printf("%-13s%s\n", _("platform:"), im->platform ? im->platform : "-");
+	printf("%-13s%s\n", _("created:"), im->created ? im->created : "-");
+	printf("%-13s%s\n", _("installed:"), im->installed ? im->installed : "-");
+	printf("%-13s%s\n", _("source:"), im->source ? im->source : "-");
+	printf("%-13s%s (%s %s)\n", _("size:"), size, content, _("of layer blobs"));
+	printf("%-13s%s\n", _("config:"), im->config_digest);
+	printf("%-13s%s\n", _("rootfs:"), im->rootfs);
+	printf("%-13s%zu\n", _("layers:"), im->n_layers);
+	for (size_t i = 0; i < im->n_layers; i++) {
+		sb_cli_format_size(size, sizeof(size), im->layers[i].size);
+		printf("  %s  %s  %s\n", im->layers[i].digest, size,
+		       im->layers[i].media_type ? im->layers[i].media_type : "");
+	}
+	print_list(_("used by:"), im->used_by, im->n_used_by);
+}
+
+static int inspect_run(struct sb_cli *cli, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sb_image_info info;
+	struct sb_root *root;
+	struct sb_error err;
+	int opt, json = 0, rc;
+
+	optind = 0; /* 0, not 1: resets glibc getopt, so options may follow operands */
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'j')
+			json = 1;
+		else
+			return sb_cli_usage_error("image", &sb_cmd_image_inspect, _("invalid option"));
+	}
+	if (optind != argc - 1)
+		return sb_cli_usage_error("image", &sb_cmd_image_inspect, _("expected one image reference or digest"));
+	if ((rc = sb_cli_root(&root, cli)) != 0)
+		return rc;
+	if (sb_image_inspect(&info, root, argv[optind], &err) < 0)
+		return sb_cli_fail(&err);
+	if (json)
+		sb_cli_print_json(sb_cli_image_json(&info));
+	else
+		print_info(&info);
+	sb_image_info_clear(&info);
+	return SB_EXIT_OK;
+}
+
+const struct sb_cli_command sb_cmd_image_inspect = {
+	.name = "inspect",
+	.synopsis = "REF|DIGEST [--json]",
+	.summary = N_("show an image: digest, platform, size, layers, config, users"),
+	.help = N_("  --json     print the image as JSON\n"),
+	.run = inspect_run,
+};

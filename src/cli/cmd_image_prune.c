@@ -1,0 +1,55 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "cmd_image.h"
+#include "i18n.h"
+#include "image_store.h"
+
+static int prune_run(struct sb_cli *cli, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sb_image_prune_report rep;
+	struct sb_root *root;
+	struct sb_error err;
+	char freed[32];
+	int opt, json = 0, rc;
+
+	optind = 0; /* 0, not 1: resets glibc getopt, so options may follow operands */
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == 'j')
+			json = 1;
+		else
+			return sb_cli_usage_error("image", &sb_cmd_image_prune, _("invalid option"));
+	}
+	if (optind < argc)
+		return sb_cli_usage_error("image", &sb_cmd_image_prune, _("unexpected argument '%s'"), argv[optind]);
+	if ((rc = sb_cli_root(&root, cli)) != 0)
+		return rc;
+	if (sb_image_prune(&rep, root, &err) < 0)
+		return sb_cli_fail(&err);
+	if (json) {
+		sb_cli_print_json(json_pack("{s:I, s:I, s:I, s:I, s:I}", "images", (json_int_t)rep.images, "blobs",
+					    (json_int_t)rep.blobs, "rootfs", (json_int_t)rep.rootfs, "partial",
+					    (json_int_t)rep.partial, "bytes", (json_int_t)rep.bytes));
+	} else {
+		sb_cli_format_size(freed, sizeof(freed), rep.bytes);
+		printf(_("removed %zu unused image(s), %zu blob(s), %zu unpacked tree(s), %zu partial download(s): "
+			 "%s freed\n"),
+		       rep.images, rep.blobs, rep.rootfs, rep.partial, freed);
+	}
+	return SB_EXIT_OK;
+}
+
+const struct sb_cli_command sb_cmd_image_prune = {
+	.name = "prune",
+	.synopsis = "[--json]",
+	.summary = N_("remove unused images, blobs, unpacked trees and partial downloads"),
+	.help = N_("  --json     print what was removed as JSON\n"),
+	.run = prune_run,
+};
