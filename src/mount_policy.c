@@ -223,16 +223,37 @@ static int resolve_host(char **out, const char *host, struct sb_error *err)
 	return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }
 
+int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, int rw,
+		     const struct sb_mount_policy *policy, struct sb_error *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->rw = rw != 0;
+	if (!host[0])
+		return sb_error_set(err, SB_ERR_INVALID, _("a host mount needs a host path"));
+	rc = normalise(&out->path, path, err);
+	if (rc == 0)
+		rc = check_sandbox_path(out->path, err);
+	if (rc == 0)
+		rc = resolve_host(&out->host, host, err);
+	if (rc == 0)
+		rc = check_host(out->host, policy, err);
+	if (rc < 0)
+		sb_mount_clear(out);
+	return rc;
+}
+
 int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount_policy *policy,
 		   struct sb_error *err)
 {
 	size_t len = strlen(spec);
+	int rw = 0, rc;
 	char *copy, *colon;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (len > 3 && (strcmp(spec + len - 3, ":rw") == 0 || strcmp(spec + len - 3, ":ro") == 0)) {
-		out->rw = spec[len - 1] == 'w';
+		rw = spec[len - 1] == 'w';
 		len -= 3;
 	}
 	copy = strndup(spec, len);
@@ -244,16 +265,8 @@ int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount
 		return sb_error_set(err, SB_ERR_INVALID, _("mount '%s' is not HOST:PATH[:ro|rw]"), spec);
 	}
 	*colon = '\0';
-	rc = normalise(&out->path, colon + 1, err);
-	if (rc == 0)
-		rc = check_sandbox_path(out->path, err);
-	if (rc == 0)
-		rc = resolve_host(&out->host, copy, err);
-	if (rc == 0)
-		rc = check_host(out->host, policy, err);
+	rc = sb_mount_resolve(out, copy, colon + 1, rw, policy, err);
 	free(copy);
-	if (rc < 0)
-		sb_mount_clear(out);
 	return rc;
 }
 

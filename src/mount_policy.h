@@ -25,6 +25,10 @@ struct sb_mount_policy {
  * path on the deny list or a reserved sandbox path. */
 int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount_policy *policy,
 		   struct sb_error *err);
+/* The same for a mount given as parts: resolves host, normalises path and
+ * applies the policy. */
+int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, int rw,
+		     const struct sb_mount_policy *policy, struct sb_error *err);
 /* Checks an already resolved mount again (e.g. from a record before a restart):
  * the host path must still resolve to itself and pass the policy. */
 int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *policy, struct sb_error *err);

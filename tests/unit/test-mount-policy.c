@@ -288,3 +288,21 @@ Test(mount_policy, overlapping_sandbox_paths)
 	ms[2].path = "/b";
 	cr_assert_eq(sb_mount_check_overlaps(ms, 3, NULL), SB_ERR_INVALID);
 }
+
+Test(mount_policy, resolve_from_parts)
+{
+	char *d = mkdir_in("parts"), *link = sb_path_join(dir, "parts-link");
+	struct sb_mount m;
+
+	cr_assert_eq(symlink(d, link), 0);
+	cr_assert_eq(sb_mount_resolve(&m, link, "/data//x/.", 1, NULL, NULL), 0);
+	cr_assert_str_eq(m.host, d);
+	cr_assert_str_eq(m.path, "/data/x");
+	cr_assert_eq(m.rw, 1);
+	sb_mount_clear(&m);
+	cr_assert_eq(sb_mount_resolve(&m, "", "/x", 0, NULL, NULL), SB_ERR_INVALID);
+	cr_assert_eq(sb_mount_resolve(&m, d, "/exchange", 0, NULL, NULL), SB_ERR_UNSAFE);
+	cr_assert_eq(sb_mount_resolve(&m, "/proc", "/x", 0, NULL, NULL), SB_ERR_UNSAFE);
+	free(link);
+	free(d);
+}
