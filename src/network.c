@@ -372,16 +372,18 @@ void sb_netinfo_clear(struct sb_netinfo *info)
 	memset(info, 0, sizeof(*info));
 }
 
-int sb_network_runsc_opts(struct sb_proc_opts *opts, struct sb_root *root, const struct sb_netinfo *info,
+int sb_network_runsc_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
 			  struct sb_error *err)
 {
 	int needed, rc = sb_netstack_needed(&needed, root, err);
 
+	*fn = NULL;
+	*arg = NULL;
 	if (rc < 0)
 		return rc;
 	if (needed) {
-		opts->pre_exec = sb_netstack_pre_exec;
-		opts->pre_exec_arg = (void *)info->netns_path;
+		*fn = sb_netstack_pre_exec;
+		*arg = (void *)info->netns_path;
 	}
 	return 0;
 }

@@ -60,11 +60,12 @@ void sb_netinfo_clear(struct sb_netinfo *info);
 /* The 6 hex digits that name this root's host objects (sha256 of its path). */
 void sb_network_tag(char out[7], const struct sb_root *root);
 
-/* Prepares a runsc call of a network-on sandbox (start, restore): when the
- * runsc/kernel pair needs it, sets opts->pre_exec to the netstack workaround
- * (see net_netstack.h) for info's namespace. Whether it is needed is probed
- * once per runsc binary and kernel and cached in ROOT/network/netstack.json. */
-int sb_network_runsc_opts(struct sb_proc_opts *opts, struct sb_root *root, const struct sb_netinfo *info,
+/* The pre_exec hook (and its argument) for the runsc calls of a network-on
+ * sandbox that set its network up (start, restore): the netstack workaround
+ * for info's namespace when this runsc/kernel pair needs it (see
+ * net_netstack.h), else NULL. Whether it is needed is probed once per runsc
+ * binary and kernel and cached in ROOT/network/netstack.json. */
+int sb_network_runsc_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
 			  struct sb_error *err);
 
 /* Host objects of this root that no sandbox accounts for, for gc. */

@@ -104,7 +104,14 @@ static int link_exists(const char *name)
 
 static int nat_has(const char *addr)
 {
-	return tu_sh("nft list set inet %s sandboxes 2>/dev/null | grep -qw '%s'", SB_NAT_TABLE, addr) == 0;
+	char *out = tu_sh_out("nft list set inet %s sandboxes 2>/dev/null; true", SB_NAT_TABLE);
+	int found = 0;
+
+	cr_assert_not_null(out);
+	for (const char *p = strstr(out, addr); p && !found; p = strstr(p + 1, addr))
+		found = p[-1] == ' ' && (p[strlen(addr)] == ' ' || p[strlen(addr)] == ',');
+	free(out);
+	return found;
 }
 
 static void assert_gone(const struct sb_netinfo *n)
@@ -232,8 +239,12 @@ static int httpd_ready(void *arg)
 {
 	struct testhost *h = arg;
 
-	return tu_sh("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | ip netns exec %s busybox nc -w 1 %s %d "
-		     "2>/dev/null | grep -q sandbench-marker", h->netns, h->addr, h->port) == 0;
+	char *out = tu_sh_out("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | ip netns exec %s busybox nc -w 1 %s %d "
+			      "2>/dev/null; true", h->netns, h->addr, h->port);
+	int up = out && strstr(out, "sandbench-marker");
+
+	free(out);
+	return up;
 }
 
 /* A namespace with an HTTP server, linked to the host by a veth (/30). */
@@ -325,7 +336,8 @@ static struct sb_proc_result box_runsc(struct box *b, int hook, const char *a1, 
 
 	opts.timeout_ms = 30000;
 	if (hook && b->net)
-		cr_assert_eq(sb_network_runsc_opts(&opts, root, b->net, &err), 0, "%s", err.msg);
+		cr_assert_eq(sb_network_runsc_hook(&opts.pre_exec, &opts.pre_exec_arg, root, b->net, &err), 0, "%s",
+			     err.msg);
 	cr_assert_eq(sb_proc_run(&res, (char *const *)argv, &opts, &err), 0, "%s", err.msg);
 	return res;
 }
