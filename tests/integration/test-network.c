@@ -238,7 +238,6 @@ Test(network, orphans_are_found_and_removed)
 static int httpd_ready(void *arg)
 {
 	struct testhost *h = arg;
-
 	char *out = tu_sh_out("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | ip netns exec %s busybox nc -w 1 %s %d "
 			      "2>/dev/null; true", h->netns, h->addr, h->port);
 	int up = out && strstr(out, "sandbench-marker");
