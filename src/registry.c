@@ -8,6 +8,7 @@
 #include "i18n.h"
 #include "image_manifest.h"
 #include "image_ref.h"
+#include "image_store.h"
 #include "registry.h"
 #include "registry_client.h"
 
@@ -275,18 +276,18 @@ static int fetch_blob(struct pull *p, const struct sb_descriptor *d, int layer, 
 	}
 }
 
-int sb_registry_fetch(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical, struct sb_root *root,
-		      const char *ref_text, const struct sb_registry_opts *opts, struct sb_error *err)
+/* The fetch itself; the caller holds the root lock (shared at least). */
+static int fetch_locked(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical, struct sb_root *root,
+			const char *ref_text, const struct sb_registry_opts *opts, struct sb_error *err)
 {
 	static const struct sb_registry_opts defaults = { 0 };
 	struct sb_image_ref ref = { 0 };
 	struct sb_image_manifest m = { 0 };
 	struct pull p = { .root = root };
 	char *name = NULL;
-	int rc, locked = 0;
+	int rc;
 
-	if (canonical)
-		*canonical = NULL;
+	*canonical = NULL;
 	if (!opts)
 		opts = &defaults;
 	p.progress = opts->progress;
@@ -299,10 +300,6 @@ int sb_registry_fetch(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical,
 	p.canonical = name;
 	if ((rc = sb_registry_client_new(&p.client, root, ref.registry, ref.repository, opts, err)) < 0)
 		goto out;
-	/* shared: other pulls may run, but no prune removes blobs under us */
-	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
-		goto out;
-	locked = 1;
 	sb_progress_emit(p.progress, &(struct sb_progress_event){ .phase = SB_PROGRESS_RESOLVE, .item = name });
 	if ((rc = resolve(&m, manifest_digest, &p, &ref, err)) < 0)
 		goto out;
@@ -311,16 +308,58 @@ int sb_registry_fetch(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical,
 	for (size_t i = 0; i < m.n_layers; i++)
 		if ((rc = fetch_blob(&p, &m.layers[i], (int)i + 1, (int)m.n_layers, err)) < 0)
 			goto out;
-	if (canonical) {
-		*canonical = name;
-		name = NULL;
-	}
+	*canonical = name;
+	name = NULL;
 out:
-	if (locked)
-		sb_root_unlock(root);
 	sb_image_manifest_clear(&m);
 	sb_registry_client_free(p.client);
 	sb_image_ref_clear(&ref);
 	free(name);
+	return rc;
+}
+
+int sb_registry_fetch(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical, struct sb_root *root,
+		      const char *ref, const struct sb_registry_opts *opts, struct sb_error *err)
+{
+	char *name = NULL;
+	int rc;
+
+	/* shared: other pulls may run, but no prune removes blobs under us */
+	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
+		return rc;
+	rc = fetch_locked(manifest_digest, &name, root, ref, opts, err);
+	sb_root_unlock(root);
+	if (canonical)
+		*canonical = name;
+	else
+		free(name);
+	return rc;
+}
+
+int sb_registry_pull(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical, struct sb_root *root,
+		     const char *ref, const struct sb_registry_opts *opts, struct sb_error *err)
+{
+	const struct sb_progress *progress = opts ? opts->progress : NULL;
+	char *name = NULL, *source = NULL;
+	int rc;
+
+	if (canonical)
+		*canonical = NULL;
+	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
+		return rc;
+	rc = fetch_locked(manifest_digest, &name, root, ref, opts, err);
+	if (rc == 0 && !(source = sb_strdupf("pull %s", name)))
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	/* the install upgrades our shared lock for its last step and releases it */
+	if (rc == 0)
+		rc = sb_image_install_from(root, name, manifest_digest, source, progress, err);
+	sb_root_unlock(root);
+	if (rc == 0)
+		sb_progress_emit(progress, &(struct sb_progress_event){ .phase = SB_PROGRESS_DONE, .item = name });
+	free(source);
+	if (rc == 0 && canonical)
+		*canonical = name;
+	else
+		free(name);
 	return rc;
 }

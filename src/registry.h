@@ -25,4 +25,9 @@ struct sb_registry_opts {
 int sb_registry_fetch(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical, struct sb_root *root,
 		      const char *ref, const struct sb_registry_opts *opts, struct sb_error *err);
 
+/* sb_registry_fetch, then unpacks the image into the image store and records
+ * the reference (sb_image_install): `sandbench image pull`. */
+int sb_registry_pull(char manifest_digest[SB_DIGEST_STR_LEN], char **canonical, struct sb_root *root,
+		     const char *ref, const struct sb_registry_opts *opts, struct sb_error *err);
+
 #endif

@@ -10,6 +10,7 @@ static const struct sb_cli_command *const image_commands[] = {
 	&sb_cmd_image_inspect,
 	&sb_cmd_image_ls,
 	&sb_cmd_image_prune,
+	&sb_cmd_image_pull,
 	&sb_cmd_image_rm,
 	NULL,
 };

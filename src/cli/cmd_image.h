@@ -12,6 +12,7 @@ extern const struct sb_cli_command sb_cmd_image_import;
 extern const struct sb_cli_command sb_cmd_image_inspect;
 extern const struct sb_cli_command sb_cmd_image_ls;
 extern const struct sb_cli_command sb_cmd_image_prune;
+extern const struct sb_cli_command sb_cmd_image_pull;
 extern const struct sb_cli_command sb_cmd_image_rm;
 
 /* An image as JSON, the same for ls, inspect and results. */

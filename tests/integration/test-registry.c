@@ -550,3 +550,90 @@ Test(registry, connection_dropped_every_time_fails_cleanly)
 	free(ref);
 	free(layer);
 }
+
+/* ---- the command line: sandbench image pull */
+
+static char *rootfs_of(const char *digest)
+{
+	return sb_strdupf("%s/images/rootfs/%s", sb_root_path(root), sb_digest_hex(digest));
+}
+
+Test(registry, cli_pull_unpacks_the_image)
+{
+	char *want = image_digest("LAYERED_MANIFEST");
+
+	start_registry(NULL);
+	push("layered", "sb/layered:latest", NULL);
+	char *ref = ref_at(port, "sb/layered");
+	struct tu_run r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--json", ref, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	char *json = sb_strdupf("\"digest\": \"%s\"", want);
+	cr_assert(strstr(r.out, json), "%s", r.out);
+	free(json);
+	char *rootfs = rootfs_of(want);
+	cr_assert_eq(tu_sh("test -x %s/bin/busybox && grep -qx changed %s/etc/motd", rootfs, rootfs), 0);
+	free(rootfs);
+	tu_run_free(&r);
+	/* again: nothing downloaded but the manifest */
+	char *log = sb_path_join(regdir, "log");
+	int blobs = count_lines(log, "\"GET /v2/sb/layered/blobs/");
+	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--quiet", ref, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	cr_assert_eq(count_lines(log, "\"GET /v2/sb/layered/blobs/"), blobs);
+	tu_run_free(&r);
+	free(log);
+	free(ref);
+	free(want);
+}
+
+Test(registry, cli_multiarch_pull_installs_amd64)
+{
+	char *amd64 = image_digest("BUSYBOX_MANIFEST");
+
+	start_registry(NULL);
+	push("multiarch", "sb/multi:latest", "--all");
+	char *ref = ref_at(port, "sb/multi");
+	struct tu_run r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "-q", ref, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, amd64), "%s", r.out);
+	char *rootfs = rootfs_of(amd64);
+	cr_assert_eq(tu_sh("test -x %s/bin/busybox", rootfs), 0);
+	free(rootfs);
+	tu_run_free(&r);
+	free(ref);
+	free(amd64);
+}
+
+Test(registry, cli_exit_codes)
+{
+	start_htpasswd_registry();
+	char *ref = ref_at(port, "sb/busybox"), *unknown = sb_strdupf("%s:nope", ref);
+	char *wrong = write_secret("wrong", "alice:wrong\n", 0600);
+	char *open_creds = write_secret("open", "alice:s3cret:x\n", 0644);
+	char *right = write_secret("right", "alice:s3cret:x\n", 0600);
+	struct tu_run r;
+
+	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", wrong, ref, NULL);
+	cr_assert_eq(r.status, 6, "wrong credentials: %d %s", r.status, r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", open_creds, ref, NULL);
+	cr_assert_eq(r.status, 6, "0644 credentials: %d %s", r.status, r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", right, unknown, NULL);
+	cr_assert_eq(r.status, 3, "unknown tag: %d %s", r.status, r.err);
+	cr_assert(strstr(r.err, unknown), "%s", r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--creds", right, ref, NULL);
+	cr_assert_eq(r.status, 8, "HTTPS to an HTTP registry: %d %s", r.status, r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", right, ref, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "pulled 127.0.0.1:"), "%s", r.out);
+	tu_run_free(&r);
+	free(right);
+	free(open_creds);
+	free(wrong);
+	free(unknown);
+	free(ref);
+}
