@@ -1,0 +1,312 @@
+/* Key bindings as a table (see keys.h). */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+#include "i18n.h"
+#include "keys.h"
+
+static const struct ui_action_info actions[] = {
+	{ UI_ACT_QUIT, "quit", UI_CTX_PANES, "q F10", N_("quit (attached shells are closed)"), 0 },
+	{ UI_ACT_HELP, "help", UI_CTX_PANES, "? F1", N_("this help"), 0 },
+	{ UI_ACT_NEXT_PANE, "next-pane", UI_CTX_PANES, "Tab", N_("next pane"), 0 },
+	{ UI_ACT_PREV_PANE, "prev-pane", UI_CTX_PANES, "S-Tab", N_("previous pane"), 0 },
+	{ UI_ACT_PANE_SANDBOXES, "sandboxes", UI_CTX_PANES, "1", N_("show sandboxes"), 0 },
+	{ UI_ACT_PANE_IMAGES, "images", UI_CTX_PANES, "2", N_("show images"), 0 },
+	{ UI_ACT_PANE_MOUNTS, "mounts", UI_CTX_PANES, "3", N_("show mounts"), 0 },
+	{ UI_ACT_UP, "up", UI_CTX_PANES, "Up k", N_("move up"), 0 },
+	{ UI_ACT_DOWN, "down", UI_CTX_PANES, "Down j", N_("move down"), 0 },
+	{ UI_ACT_PAGE_UP, "page-up", UI_CTX_PANES, "PgUp C-b", N_("page up"), 0 },
+	{ UI_ACT_PAGE_DOWN, "page-down", UI_CTX_PANES, "PgDn C-f", N_("page down"), 0 },
+	{ UI_ACT_TOP, "top", UI_CTX_PANES, "Home g", N_("first row"), 0 },
+	{ UI_ACT_BOTTOM, "bottom", UI_CTX_PANES, "End G", N_("last row"), 0 },
+	{ UI_ACT_CREATE, "create", UI_CTX_PANES, "c F7", N_("create a sandbox"), 1 },
+	{ UI_ACT_SHELL, "shell", UI_CTX_PANES, "Enter s", N_("attach a shell to the running sandbox"), 1 },
+	{ UI_ACT_STOP, "stop", UI_CTX_PANES, "x", N_("stop to disk (closes its shells)"), 1 },
+	{ UI_ACT_RESTORE, "restore", UI_CTX_PANES, "r", N_("restore a stopped sandbox"), 1 },
+	{ UI_ACT_REMOVE, "remove", UI_CTX_PANES, "d Del F8", N_("remove (asks first)"), 1 },
+	{ UI_ACT_EXPIRE, "expire", UI_CTX_PANES, "E", N_("expire now (its expiry action)"), 1 },
+	{ UI_ACT_EXTEND, "extend", UI_CTX_PANES, "+", N_("extend the idle time"), 1 },
+	{ UI_ACT_TOUCH, "touch", UI_CTX_PANES, "t", N_("touch: count as activity now"), 1 },
+	{ UI_ACT_REFRESH, "refresh", UI_CTX_PANES, "C-r F5", N_("refresh now"), 0 },
+	{ UI_ACT_INSPECT, "inspect", UI_CTX_PANES, "i", N_("inspect the record as JSON"), 0 },
+	{ UI_ACT_FILTER, "filter", UI_CTX_PANES, "/", N_("filter by name, owner, label, state"), 0 },
+	{ UI_ACT_SORT, "sort", UI_CTX_PANES, "o F6", N_("sort by the next column"), 0 },
+	{ UI_ACT_SORT_REVERSE, "sort-reverse", UI_CTX_PANES, "O", N_("reverse the sort order"), 0 },
+	{ UI_ACT_PULL, "pull", UI_CTX_PANES, "p", N_("pull an image"), 1 },
+	{ UI_ACT_PRUNE, "prune", UI_CTX_PANES, "P", N_("prune unused images"), 1 },
+	{ UI_ACT_SHELLS, "shells", UI_CTX_PANES, "w", N_("list attached shells"), 0 },
+	{ UI_ACT_NEXT_SHELL, "next-shell", UI_CTX_PANES, "]", N_("focus the next attached shell"), 0 },
+	{ UI_ACT_PREFIX, "prefix", UI_CTX_SHELL, "C-g", N_("in a shell: back to the panes"), 0 },
+	{ UI_ACT_SCROLL_UP, "scroll-up", UI_CTX_SHELL, "S-PgUp", N_("in a shell: scroll back"), 0 },
+	{ UI_ACT_SCROLL_DOWN, "scroll-down", UI_CTX_SHELL, "S-PgDn", N_("in a shell: scroll forward"), 0 },
+};
+
+static const struct {
+	const char *name;
+	int key;
+} named_keys[] = {
+	{ "Enter", '\n' }, { "Tab", '\t' }, { "Esc", 27 }, { "Space", ' ' },
+	{ "S-Tab", UI_KEY_FN + KEY_BTAB }, { "Up", UI_KEY_FN + KEY_UP }, { "Down", UI_KEY_FN + KEY_DOWN },
+	{ "Left", UI_KEY_FN + KEY_LEFT }, { "Right", UI_KEY_FN + KEY_RIGHT },
+	{ "PgUp", UI_KEY_FN + KEY_PPAGE }, { "PgDn", UI_KEY_FN + KEY_NPAGE },
+	{ "S-PgUp", UI_KEY_FN + KEY_SPREVIOUS }, { "S-PgDn", UI_KEY_FN + KEY_SNEXT },
+	{ "Home", UI_KEY_FN + KEY_HOME }, { "End", UI_KEY_FN + KEY_END },
+	{ "Del", UI_KEY_FN + KEY_DC }, { "Ins", UI_KEY_FN + KEY_IC },
+	{ "Backspace", UI_KEY_FN + KEY_BACKSPACE },
+};
+
+const struct ui_action_info *ui_action_info(enum ui_action a)
+{
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (actions[i].action == a)
+			return &actions[i];
+	return NULL;
+}
+
+static const struct ui_action_info *action_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (!strcmp(actions[i].name, name))
+			return &actions[i];
+	return NULL;
+}
+
+static int utf8_decode(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	int c, n;
+
+	if (len == 1 && u[0] < 0x80)
+		return u[0];
+	if ((u[0] & 0xe0) == 0xc0)
+		c = u[0] & 0x1f, n = 2;
+	else if ((u[0] & 0xf0) == 0xe0)
+		c = u[0] & 0x0f, n = 3;
+	else if ((u[0] & 0xf8) == 0xf0)
+		c = u[0] & 0x07, n = 4;
+	else
+		return -1;
+	if ((size_t)n != len)
+		return -1;
+	for (int i = 1; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return -1;
+		c = (c << 6) | (u[i] & 0x3f);
+	}
+	return c;
+}
+
+int ui_key_parse(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < sizeof(named_keys) / sizeof(named_keys[0]); i++)
+		if (!strcmp(named_keys[i].name, name))
+			return named_keys[i].key;
+	if (len == 3 && name[0] == 'C' && name[1] == '-' && isalpha((unsigned char)name[2]))
+		return tolower((unsigned char)name[2]) & 0x1f;
+	if (name[0] == 'F' && len >= 2 && len <= 3 && isdigit((unsigned char)name[1])) {
+		int n = atoi(name + 1);
+		if (n >= 1 && n <= 12 && (len == 2 || isdigit((unsigned char)name[2])))
+			return UI_KEY_FN + KEY_F(n);
+	}
+	if (len >= 1 && len <= 4)
+		return utf8_decode(name, len);
+	return -1;
+}
+
+void ui_key_name(int key, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof(named_keys) / sizeof(named_keys[0]); i++) {
+		if (named_keys[i].key == key) {
+			snprintf(buf, size, "%s", named_keys[i].name);
+			return;
+		}
+	}
+	if (key >= UI_KEY_FN + KEY_F(1) && key <= UI_KEY_FN + KEY_F(12))
+		snprintf(buf, size, "F%d", key - UI_KEY_FN - KEY_F0);
+	else if (key > 0 && key < 27)
+		snprintf(buf, size, "C-%c", 'a' + key - 1);
+	else if (key < 0x80)
+		snprintf(buf, size, "%c", key);
+	else if (key < 0x800)
+		snprintf(buf, size, "%c%c", 0xc0 | (key >> 6), 0x80 | (key & 0x3f));
+	else if (key < 0x10000)
+		snprintf(buf, size, "%c%c%c", 0xe0 | (key >> 12), 0x80 | ((key >> 6) & 0x3f), 0x80 | (key & 0x3f));
+	else
+		snprintf(buf, size, "?");
+}
+
+enum ui_action ui_keymap_lookup(const struct ui_keymap *map, enum ui_key_context ctx, int key)
+{
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
+		if (actions[i].context != ctx)
+			continue;
+		for (int k = 0; k < UI_KEYS_MAX && map->keys[actions[i].action][k]; k++)
+			if (map->keys[actions[i].action][k] == key)
+				return actions[i].action;
+	}
+	/* KEY_ENTER from the keypad means Enter */
+	if (key == UI_KEY_FN + KEY_ENTER)
+		return ui_keymap_lookup(map, ctx, '\n');
+	return UI_ACT_NONE;
+}
+
+static void warnf(char *warn, size_t size, int *count, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void warnf(char *warn, size_t size, int *count, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len;
+
+	(*count)++;
+	if (!warn || size == 0)
+		return;
+	len = strlen(warn);
+	if (len + 2 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(warn + len, size - len, fmt, ap);
+	va_end(ap);
+	len = strlen(warn);
+	if (len + 1 < size) {
+		warn[len] = '\n';
+		warn[len + 1] = '\0';
+	}
+}
+
+static void unbind(struct ui_keymap *map, enum ui_action a, int key)
+{
+	int *keys = map->keys[a], n = 0;
+
+	for (int k = 0; k < UI_KEYS_MAX; k++)
+		if (keys[k] && keys[k] != key)
+			keys[n++] = keys[k];
+	while (n < UI_KEYS_MAX)
+		keys[n++] = 0;
+}
+
+/* Binds one line's keys; a key that another action of the same context holds
+ * moves to this one, and the move is reported. */
+static void bind_line(struct ui_keymap *map, const struct ui_action_info *info, char *keys, int lineno,
+		      char *warn, size_t warn_size, int *count)
+{
+	int parsed[UI_KEYS_MAX] = { 0 }, n = 0;
+	char *save = NULL;
+
+	for (char *tok = strtok_r(keys, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		int key = ui_key_parse(tok);
+		if (key <= 0) {
+			warnf(warn, warn_size, count, _("keys.conf:%d: unknown key '%s'"), lineno, tok);
+			return;
+		}
+		if (n == UI_KEYS_MAX) {
+			warnf(warn, warn_size, count, _("keys.conf:%d: at most %d keys per action"), lineno, UI_KEYS_MAX);
+			return;
+		}
+		parsed[n++] = key;
+	}
+	for (int i = 0; i < n; i++) {
+		enum ui_action other = ui_keymap_lookup(map, info->context, parsed[i]);
+		if (other != UI_ACT_NONE && other != info->action) {
+			char name[32];
+			ui_key_name(parsed[i], name, sizeof(name));
+			warnf(warn, warn_size, count, _("keys.conf:%d: key %s moves from '%s' to '%s'"), lineno, name,
+			      ui_action_info(other)->name, info->name);
+			unbind(map, other, parsed[i]);
+		}
+	}
+	memcpy(map->keys[info->action], parsed, sizeof(parsed));
+}
+
+int ui_keymap_parse(struct ui_keymap *map, const char *text, char *warn, size_t warn_size)
+{
+	int count = 0, lineno = 0;
+
+	/* comments are whole lines starting with '#' ('#' alone may be a key) */
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = strndup(p, len), *name, *eq, *end;
+
+		p += len + (nl ? 1 : 0);
+		lineno++;
+		if (!line)
+			return -1;
+		name = line + strspn(line, " \t");
+		if (!*name || *name == '#') {
+			free(line);
+			continue;
+		}
+		if (!(eq = strchr(name, '='))) {
+			warnf(warn, warn_size, &count, _("keys.conf:%d: expected 'action = keys'"), lineno);
+			free(line);
+			continue;
+		}
+		*eq = '\0';
+		for (end = eq; end > name && isspace((unsigned char)end[-1]); end--)
+			end[-1] = '\0';
+		const struct ui_action_info *info = action_by_name(name);
+		if (info)
+			bind_line(map, info, eq + 1, lineno, warn, warn_size, &count);
+		else
+			warnf(warn, warn_size, &count, _("keys.conf:%d: unknown action '%s'"), lineno, name);
+		free(line);
+	}
+	return count;
+}
+
+void ui_keymap_defaults(struct ui_keymap *map)
+{
+	memset(map, 0, sizeof(*map));
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
+		char *keys = strdup(actions[i].defaults), *save = NULL;
+		int n = 0;
+		for (char *tok = strtok_r(keys, " ", &save); tok && n < UI_KEYS_MAX; tok = strtok_r(NULL, " ", &save))
+			map->keys[actions[i].action][n++] = ui_key_parse(tok);
+		free(keys);
+	}
+}
+
+int ui_keymap_load_user(struct ui_keymap *map, char *warn, size_t warn_size)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char *path, *text = NULL;
+	size_t len;
+	int n;
+
+	if (xdg && *xdg)
+		path = sb_strdupf("%s/sandbench/keys.conf", xdg);
+	else if (home && *home)
+		path = sb_strdupf("%s/.config/sandbench/keys.conf", home);
+	else
+		return 0;
+	if (!path || sb_fs_read_file(&text, &len, path, 1 << 16, NULL) < 0) {
+		free(path);
+		return 0;   /* no user file: the defaults stand */
+	}
+	n = ui_keymap_parse(map, text, warn, warn_size);
+	free(text);
+	free(path);
+	return n;
+}
+
+void ui_keymap_describe(const struct ui_keymap *map, enum ui_action a, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < UI_KEYS_MAX && map->keys[a][k] && len + 1 < size; k++) {
+		char name[32];
+		ui_key_name(map->keys[a][k], name, sizeof(name));
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "", name);
+	}
+}

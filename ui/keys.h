@@ -1,0 +1,64 @@
+/* Key bindings: one table of actions with their default keys; data/keys.conf
+ * documents them and a user file (~/.config/sandbench/keys.conf) overrides. */
+#ifndef UI_KEYS_H
+#define UI_KEYS_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+enum ui_action {
+	UI_ACT_NONE = 0,
+	UI_ACT_QUIT, UI_ACT_HELP, UI_ACT_NEXT_PANE, UI_ACT_PREV_PANE,
+	UI_ACT_PANE_SANDBOXES, UI_ACT_PANE_IMAGES, UI_ACT_PANE_MOUNTS,
+	UI_ACT_UP, UI_ACT_DOWN, UI_ACT_PAGE_UP, UI_ACT_PAGE_DOWN, UI_ACT_TOP, UI_ACT_BOTTOM,
+	UI_ACT_CREATE, UI_ACT_SHELL, UI_ACT_STOP, UI_ACT_RESTORE, UI_ACT_REMOVE,
+	UI_ACT_EXPIRE, UI_ACT_EXTEND, UI_ACT_TOUCH, UI_ACT_REFRESH, UI_ACT_INSPECT,
+	UI_ACT_FILTER, UI_ACT_SORT, UI_ACT_SORT_REVERSE, UI_ACT_PULL, UI_ACT_PRUNE,
+	UI_ACT_SHELLS, UI_ACT_NEXT_SHELL,
+	/* in a shell: the prefix key, then one of these */
+	UI_ACT_PREFIX, UI_ACT_SCROLL_UP, UI_ACT_SCROLL_DOWN,
+	UI_ACT_COUNT
+};
+
+/* Where a binding applies: the panes, or a focused shell (prefix key and
+ * scrollback; everything else goes to the shell). */
+enum ui_key_context { UI_CTX_PANES, UI_CTX_SHELL };
+
+/* A key is a Unicode codepoint, or an ncurses KEY_* code + UI_KEY_FN. */
+#define UI_KEY_FN 0x200000
+
+struct ui_action_info {
+	enum ui_action action;
+	const char *name;            /* in keys.conf */
+	enum ui_key_context context;
+	const char *defaults;        /* default keys, space separated */
+	const char *help;            /* N_() */
+	int changes;                 /* refused by --readonly */
+};
+
+#define UI_KEYS_MAX 4
+
+struct ui_keymap {
+	int keys[UI_ACT_COUNT][UI_KEYS_MAX];   /* 0-terminated when shorter */
+};
+
+const struct ui_action_info *ui_action_info(enum ui_action a);
+/* The action for key in a context, UI_ACT_NONE if unbound. */
+enum ui_action ui_keymap_lookup(const struct ui_keymap *map, enum ui_key_context ctx, int key);
+/* The defaults from the action table. */
+void ui_keymap_defaults(struct ui_keymap *map);
+/* Applies "action = key key ..." lines from text over map. Problems (unknown
+ * action or key name, a key bound twice in one context) are reported one per
+ * line into warn (may be NULL) and the line is skipped; returns their count. */
+int ui_keymap_parse(struct ui_keymap *map, const char *text, char *warn, size_t warn_size);
+/* Loads the user's file ($XDG_CONFIG_HOME or ~/.config/sandbench/keys.conf) if any. */
+int ui_keymap_load_user(struct ui_keymap *map, char *warn, size_t warn_size);
+
+/* "C-a", "S-PgUp", "Enter", "x"; 0 / -1 on an unknown name. */
+int ui_key_parse(const char *name);
+void ui_key_name(int key, char *buf, size_t size);
+/* The keys of an action as "k, K" for hints and help. */
+void ui_keymap_describe(const struct ui_keymap *map, enum ui_action a, char *buf, size_t size);
+
+#endif
