@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -199,20 +198,6 @@ static int remove_path(struct unpacker *u, const char *path)
 	return 0;
 }
 
-static int whiteout(struct unpacker *u, const char *hidden)
-{
-	if (!*hidden || !strcmp(hidden, ".") || !strcmp(hidden, ".."))
-		return sb_error_set(u->err, SB_ERR_UNSAFE, _("layer '%s': invalid whiteout '%s'"), u->layer, u->name);
-	int rc = resolve_entry(u, u->target, u->name);
-	if (rc < 0)
-		return rc;
-	/* u->target ends in ".wh.NAME": cut the prefix off the last component */
-	char *base = strrchr(u->target, '/');
-	base = base ? base + 1 : u->target;
-	memmove(base, base + strlen(WHITEOUT), strlen(base + strlen(WHITEOUT)) + 1);
-	return remove_path(u, u->target);
-}
-
 /* Removes everything below the directory dfd (at path[0..n) in the root)
  * that this layer did not write, descending only into what it wrote. */
 static int prune(struct unpacker *u, int dfd, size_t n)
@@ -257,17 +242,11 @@ static int prune(struct unpacker *u, int dfd, size_t n)
 	return rc;
 }
 
-static int opaque(struct unpacker *u)
+/* Removes what the layers below left in the directory u->scratch. */
+static int hide_lower(struct unpacker *u)
 {
-	const char *slash = strrchr(u->name, '/');
-	size_t pl = slash ? (size_t)(slash - u->name) : 0;
-	int rc, fd;
+	int fd, rc;
 
-	memcpy(u->parent, u->name, pl);
-	u->parent[pl] = '\0';
-	rc = resolve_parent(u, u->scratch, u->parent);
-	if (rc < 0)
-		return rc;
 	u->cache_ok = 0;
 	fd = openat(u->root_fd, *u->scratch ? u->scratch : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -279,6 +258,43 @@ static int opaque(struct unpacker *u)
 	if (rc < 0 && u->err && !strstr(u->err->msg, u->layer))
 		sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
 	return rc;
+}
+
+/* ".wh.NAME" hides NAME of the layers below; what this same layer wrote
+ * stays (OCI image spec), so a directory it wrote into only loses the
+ * lower content. */
+static int whiteout(struct unpacker *u, const char *hidden)
+{
+	if (!*hidden || !strcmp(hidden, ".") || !strcmp(hidden, ".."))
+		return sb_error_set(u->err, SB_ERR_UNSAFE, _("layer '%s': invalid whiteout '%s'"), u->layer, u->name);
+	int rc = resolve_entry(u, u->target, u->name);
+	if (rc < 0)
+		return rc;
+	/* u->target ends in ".wh.NAME": cut the prefix off the last component */
+	char *base = strrchr(u->target, '/');
+	base = base ? base + 1 : u->target;
+	memmove(base, base + strlen(WHITEOUT), strlen(base + strlen(WHITEOUT)) + 1);
+	int flags = sb_pathset_get(u->written, u->target, strlen(u->target));
+	if (flags < 0)
+		return remove_path(u, u->target);
+	if (!(flags & WROTE_DIR))
+		return 0;
+	strcpy(u->scratch, u->target);
+	return hide_lower(u);
+}
+
+/* "DIR/.wh..wh..opq" hides what the layers below left in DIR, wherever the
+ * marker sits among the layer's entries. */
+static int opaque(struct unpacker *u)
+{
+	const char *slash = strrchr(u->name, '/');
+	size_t pl = slash ? (size_t)(slash - u->name) : 0;
+	int rc;
+
+	memcpy(u->parent, u->name, pl);
+	u->parent[pl] = '\0';
+	rc = resolve_parent(u, u->scratch, u->parent);
+	return rc < 0 ? rc : hide_lower(u);
 }
 
 static int is_aufs_meta(const char *name)
@@ -340,15 +356,17 @@ static int prepare_target(struct unpacker *u, mode_t type)
 	struct stat st;
 
 	/* libarchive fixes directory modes and times when the layer ends, by
-	 * path: a directory it wrote must not turn into a symlink before that */
-	if (type == AE_IFLNK) {
+	 * path: a directory it wrote must not turn into a symlink (or a hardlink
+	 * to one) before that, or the fixup would follow it out of the root */
+	if (type != AE_IFDIR) {
 		int flags = sb_pathset_get(u->written, u->target, strlen(u->target));
 		if (flags >= 0 && (flags & WROTE_DIR))
 			return sb_error_set(u->err, SB_ERR_UNSAFE,
-					    _("layer '%s': symlink '%s' replaces a directory of the same layer"),
+					    _("layer '%s': entry '%s' replaces a directory of the same layer"),
 					    u->layer, u->name);
-		u->cache_ok = 0;
 	}
+	if (type == AE_IFLNK)
+		u->cache_ok = 0;
 	if (fstatat(u->root_fd, u->target, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
@@ -524,7 +542,6 @@ int sb_unpack_layer(int root_fd, const char *layer_path, const struct sb_unpack_
 		    const struct sb_progress *progress, struct sb_error *err)
 {
 	struct unpacker *u = calloc(1, sizeof(*u));
-	locale_t utf8 = (locale_t)0, old_locale = (locale_t)0;
 	int fd = -1, cwd = -1, rc;
 	struct stat st;
 
@@ -557,13 +574,6 @@ int sb_unpack_layer(int root_fd, const char *layer_path, const struct sb_unpack_
 		rc = nomem(u);
 		goto out;
 	}
-	/* names in pax headers are UTF-8: keep their bytes whatever the caller's locale */
-	locale_t base = duplocale(LC_GLOBAL_LOCALE);
-	utf8 = base ? newlocale(LC_CTYPE_MASK, "C.UTF-8", base) : (locale_t)0;
-	if (utf8)
-		old_locale = uselocale(utf8);
-	else if (base)
-		freelocale(base);
 	rc = open_layer(u, fd);
 	if (rc < 0)
 		goto out;
@@ -586,10 +596,6 @@ out:
 	if (cwd >= 0)
 		close(cwd);
 	archive_read_free(u->in);
-	if (utf8) {
-		uselocale(old_locale);
-		freelocale(utf8);
-	}
 	if (fd >= 0)
 		close(fd);
 	sb_pathset_free(u->written);

@@ -342,10 +342,21 @@ Test(unpack, opaque_through_symlink_spares_host)
 Test(unpack, symlink_over_directory_of_same_layer_refused)
 {
 	/* libarchive fixes directory modes by path at the end of a layer:
-	 * turning a/ into a symlink to / would aim that at the host */
+	 * turning a/ into a symlink would aim that at the host's sentinel/dir */
 	char *l = LAYER("l", "none", { .name = "a/", .mode = S_IFDIR | 0755 },
-			{ .name = "a/etc/", .mode = S_IFDIR | 0700 },
-			{ .name = "a", .mode = S_IFLNK, .data = "/" });
+			{ .name = "a/dir/", .mode = S_IFDIR | 0700 },
+			{ .name = "a", .mode = S_IFLNK, .data = sentinel });
+
+	unpack_fails(l, SB_ERR_UNSAFE, "'a'");
+	assert_host_untouched();
+	free(l);
+}
+
+Test(unpack, hardlink_to_symlink_over_directory_of_same_layer_refused)
+{
+	char *l = LAYER("l", "none", { .name = "s", .mode = S_IFLNK, .data = sentinel },
+			{ .name = "a/", .mode = S_IFDIR | 0755 }, { .name = "a/dir/", .mode = S_IFDIR | 0700 },
+			{ .name = "a", .hardlink = "s" });
 
 	unpack_fails(l, SB_ERR_UNSAFE, "'a'");
 	assert_host_untouched();
@@ -462,6 +473,22 @@ Test(unpack, whiteouts_remove_files_and_trees)
 	assert_content("d/y", "y");
 	cr_assert(!rexists(".wh.a"), "markers are not extracted");
 	cr_assert(!rexists("d/.wh.x"));
+	free(l1);
+	free(l2);
+}
+
+Test(unpack, whiteout_spares_what_the_same_layer_wrote)
+{
+	char *l1 = LAYER("l1", "none", { .name = "d/old", .data = "old" }, { .name = "f", .data = "old" });
+	/* OCI: a whiteout hides lower layers only; "d/new" and "f" are this layer's */
+	char *l2 = LAYER("l2", "none", { .name = "d/new", .data = "new" }, { .name = "f", .data = "new" },
+			 { .name = ".wh.d" }, { .name = ".wh.f" });
+
+	unpack_ok(l1);
+	unpack_ok(l2);
+	assert_content("d/new", "new");
+	cr_assert(!rexists("d/old"));
+	assert_content("f", "new");
 	free(l1);
 	free(l2);
 }
