@@ -337,16 +337,18 @@ Test(image_store, rm_refused_while_used_then_forced)
 	cr_assert_eq(sb_image_remove(&rm, root, "busybox", 0, &err), SB_ERR_BUSY);
 	cr_assert(strstr(err.msg, "alpha, beta"), "the message names the sandboxes: %s", err.msg);
 	cr_assert_eq(sb_image_resolve(&info, root, "busybox", NULL), 0, "a refused rm changes nothing");
-	cr_assert_eq(access(info.rootfs, F_OK), 0);
+	char *rootfs = strdup(info.rootfs);
+	sb_image_info_clear(&info);
+	cr_assert_eq(access(rootfs, F_OK), 0);
 
 	cr_assert_eq(sb_image_remove(&rm, root, "busybox", 1, &err), 0, "%s", err.msg);
 	cr_assert_eq(rm.removed_image, 1);
 	cr_assert_eq(rm.n_broken, 2);
 	cr_assert_str_eq(rm.broken[1], "beta");
 	sb_image_removal_clear(&rm);
-	cr_assert_neq(access(info.rootfs, F_OK), 0, "the rootfs is gone");
+	cr_assert_neq(access(rootfs, F_OK), 0, "the rootfs is gone");
 	cr_assert_eq(sb_image_resolve(&info, root, res.digest, NULL), SB_ERR_NOTFOUND);
-	sb_image_info_clear(&info);
+	free(rootfs);
 }
 
 static int blob_names_equal(const char *const *digests, size_t n)
