@@ -26,15 +26,17 @@
 
 struct layer_progress {
 	const struct sb_progress *outer;
+	const char *digest;
 	int layer, layers;
 };
 
-/* Adds "layer i of n" to the unpacker's events. */
+/* Adds "layer i of n" to the unpacker's events, naming the layer by digest. */
 static void forward_progress(void *user, const struct sb_progress_event *ev)
 {
 	const struct layer_progress *lp = user;
 	struct sb_progress_event e = *ev;
 
+	e.item = lp->digest;
 	e.layer = lp->layer;
 	e.layers = lp->layers;
 	sb_progress_emit(lp->outer, &e);
@@ -165,7 +167,7 @@ static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const 
 		      const struct image_doc *doc, const struct sb_progress *progress, struct sb_error *err)
 {
 	char *tmp, *parent = sb_root_file(root, "images/rootfs");
-	struct layer_progress lp = { progress, 0, (int)doc->manifest.n_layers };
+	struct layer_progress lp = { progress, NULL, 0, (int)doc->manifest.n_layers };
 	struct sb_progress fwd = { forward_progress, &lp };
 	int fd = -1, rc;
 
@@ -195,6 +197,7 @@ static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const 
 		const char *layer = doc->manifest.layers[i].digest;
 		char *path = sb_blob_path(root, layer);
 		lp.layer = (int)i + 1;
+		lp.digest = layer;
 		rc = path ? sb_unpack_layer(fd, path, NULL, &fwd, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		if (rc < 0)
 			sb_error_wrap(err, _("cannot unpack layer %zu/%zu (%s) of image %s"), i + 1,
