@@ -282,8 +282,20 @@ int sb_image_bootstrap(struct sb_bootstrap_result *out, struct sb_root *root, co
 		goto out;
 	}
 	sb_log("image: bootstrapping %s into %s", out->built == SB_BOOTSTRAP_DEBIAN ? "debian" : "busybox", dir);
-	rc = out->built == SB_BOOTSTRAP_DEBIAN ? build_debian(dir, tar, mirror, err) : build_busybox(tar, busybox, err);
-	if (rc < 0)
+	if (out->built == SB_BOOTSTRAP_DEBIAN) {
+		struct sb_error debian_err;
+		rc = build_debian(dir, tar, mirror, &debian_err);
+		/* auto: a host without mmdebstrap still gets a default image */
+		if (rc == SB_ERR_PREREQ && opts->kind == SB_BOOTSTRAP_AUTO) {
+			snprintf(out->fallback_reason, sizeof(out->fallback_reason), "%s", debian_err.msg);
+			out->built = SB_BOOTSTRAP_BUSYBOX;
+		} else if (rc < 0) {
+			if (err)
+				*err = debian_err;
+			goto out;
+		}
+	}
+	if (out->built == SB_BOOTSTRAP_BUSYBOX && (rc = build_busybox(tar, busybox, err)) < 0)
 		goto out;
 	source = out->built == SB_BOOTSTRAP_DEBIAN ? sb_strdupf("bootstrap debian bookworm + python3 from %s", mirror)
 						   : sb_strdupf("bootstrap busybox from %s", busybox);

@@ -15,7 +15,7 @@
 #define SB_BOOTSTRAP_DEFAULT_BUSYBOX "/bin/busybox"
 
 enum sb_bootstrap_kind {
-	SB_BOOTSTRAP_AUTO,       /* Debian when the mirror answers, else busybox */
+	SB_BOOTSTRAP_AUTO,       /* Debian when the mirror answers and mmdebstrap is there, else busybox */
 	SB_BOOTSTRAP_DEBIAN,
 	SB_BOOTSTRAP_BUSYBOX,
 };
@@ -31,7 +31,7 @@ struct sb_bootstrap_opts {
 struct sb_bootstrap_result {
 	struct sb_image_import_result image;
 	enum sb_bootstrap_kind built;        /* SB_BOOTSTRAP_DEBIAN or SB_BOOTSTRAP_BUSYBOX */
-	char fallback_reason[256];           /* why AUTO built busybox ("" otherwise) */
+	char fallback_reason[1024];          /* why AUTO built busybox ("" otherwise) */
 };
 
 int sb_image_bootstrap(struct sb_bootstrap_result *out, struct sb_root *root, const struct sb_bootstrap_opts *opts,

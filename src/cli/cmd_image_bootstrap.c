@@ -83,7 +83,7 @@ static int bootstrap_run(struct sb_cli *cli, int argc, char **argv)
 		return SB_EXIT_OK;
 	}
 	if (res.fallback_reason[0])
-		fprintf(stderr, _("sandbench: the Debian mirror is not reachable (%s): built the busybox image instead\n"),
+		fprintf(stderr, _("sandbench: cannot build the Debian image (%s): built the busybox image instead\n"),
 			res.fallback_reason);
 	printf(_("built the %s image %s (%s)\n"), _(kind_descriptions[res.built]), res.image.ref, res.image.digest);
 	return SB_EXIT_OK;

@@ -542,6 +542,19 @@ Test(image_store, bootstrap_busybox_is_runnable)
 	sb_image_info_clear(&info);
 }
 
+Test(image_store, bootstrap_falls_back_to_busybox_without_a_mirror)
+{
+	/* port 9 (discard) on loopback: nothing listens there */
+	struct sb_bootstrap_opts opts = { .kind = SB_BOOTSTRAP_AUTO, .mirror = "http://127.0.0.1:9/debian" };
+	struct sb_bootstrap_result res;
+	struct sb_error err;
+
+	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
+	cr_assert_eq(res.built, SB_BOOTSTRAP_BUSYBOX);
+	cr_assert(strstr(res.fallback_reason, "127.0.0.1:9"), "the reason names the mirror: %s", res.fallback_reason);
+	cr_assert_str_eq(res.image.ref, "docker.io/sandbench/default:latest");
+}
+
 /* Network and a minute: only when asked (SB_TEST_MMDEBSTRAP=1). */
 Test(image_store, bootstrap_debian_with_mmdebstrap, .timeout = 1200)
 {
