@@ -637,3 +637,44 @@ Test(registry, cli_exit_codes)
 	free(unknown);
 	free(ref);
 }
+
+struct seen {
+	int resolve, download, verify, done_bytes_match;
+	unsigned long long layer_total;
+};
+
+static void on_progress(void *user, const struct sb_progress_event *ev)
+{
+	struct seen *s = user;
+
+	s->resolve += ev->phase == SB_PROGRESS_RESOLVE;
+	s->verify += ev->phase == SB_PROGRESS_VERIFY;
+	if (ev->phase == SB_PROGRESS_DOWNLOAD) {
+		s->download++;
+		if (ev->layer == 1 && ev->layers == 1 && ev->done == ev->total)
+			s->done_bytes_match++, s->layer_total = ev->total;
+	}
+}
+
+Test(registry, progress_reports_resolve_download_and_verify)
+{
+	char digest[SB_DIGEST_STR_LEN], *layer = image_digest("BUSYBOX_LAYER");
+	struct seen seen = { 0 };
+	struct sb_progress progress = { on_progress, &seen };
+	struct sb_registry_opts opts = { .insecure = 1, .progress = &progress };
+	struct sb_error err;
+	int p = start_bad_registry("busybox", "none");
+	char *ref = ref_at(p, "img"), *path = sb_blob_path(root, layer);
+	struct stat st;
+
+	cr_assert_eq(fetch(digest, ref, &opts, &err), 0, "%s", err.msg);
+	cr_assert_eq(seen.resolve, 1);
+	cr_assert_geq(seen.download, 2);
+	cr_assert_eq(seen.verify, 2, "config and layer verified: %d", seen.verify);
+	cr_assert_eq(seen.done_bytes_match, 1);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(seen.layer_total, (unsigned long long)st.st_size);
+	free(path);
+	free(ref);
+	free(layer);
+}
