@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "blob_store.h"
 #include "fs.h"
@@ -17,6 +18,10 @@
 /* An index may point at an index; real images nest at most once. */
 #define INDEX_DEPTH 3
 #define PROGRESS_STEP (1ull << 20)
+/* Pause before retrying after a server error, times the attempt number. */
+#define RETRY_PAUSE_MS 250
+
+enum { RETRY_NO, RETRY_NOW, RETRY_LATER };
 
 struct pull {
 	struct sb_root *root;
@@ -195,7 +200,8 @@ static int blob_write(void *user, const void *data, size_t len, struct sb_error 
 }
 
 /* One download attempt, resuming from what earlier attempts left. *again is
- * set when the failure is a dropped connection worth another attempt. */
+ * set when the failure is worth another attempt: RETRY_NOW for a dropped
+ * connection, RETRY_LATER for a server error (overload, a bad gateway). */
 static int download_once(struct pull *p, const struct sb_descriptor *d, const struct sb_progress_event *ev,
 			 int *again, struct sb_error *err)
 {
@@ -205,7 +211,7 @@ static int download_once(struct pull *p, const struct sb_descriptor *d, const st
 	char got[SB_DIGEST_STR_LEN], *path;
 	int rc;
 
-	*again = 0;
+	*again = RETRY_NO;
 	if ((rc = sb_blob_writer_open(&s.w, p->root, d->digest, err)) < 0)
 		return rc;
 	s.start = sb_blob_writer_offset(s.w);
@@ -221,13 +227,13 @@ static int download_once(struct pull *p, const struct sb_descriptor *d, const st
 		rc = sb_registry_get(c, path, NULL, s.start, &sink, err);
 		free(path);
 		if (rc == SB_ERR_NETWORK)
-			*again = s.retry || sb_registry_transient(c);
+			*again = s.retry || sb_registry_transient(c) ? RETRY_NOW : RETRY_NO;
 		if (rc < 0)
 			goto out;
 		if (c->resp.status == 416) {
 			/* what we have is not a prefix the server knows: start over */
 			rc = sb_blob_writer_restart(s.w, err);
-			*again = rc == 0;
+			*again = rc == 0 ? RETRY_NOW : RETRY_NO;
 			if (rc == 0)
 				rc = sb_error_set(err, SB_ERR_NETWORK, _("registry %s refused to resume blob %s"),
 						  c->registry, d->digest);
@@ -241,6 +247,7 @@ static int download_once(struct pull *p, const struct sb_descriptor *d, const st
 		if (c->resp.status < 200 || c->resp.status > 299) {
 			rc = sb_error_set(err, SB_ERR_NETWORK, _("registry %s answered HTTP %ld for blob %s"),
 					  c->registry, c->resp.status, d->digest);
+			*again = c->resp.status >= 500 ? RETRY_LATER : RETRY_NO;
 			goto out;
 		}
 	}
@@ -258,7 +265,7 @@ static int fetch_blob(struct pull *p, const struct sb_descriptor *d, int layer, 
 	struct sb_progress_event ev = {
 		.phase = SB_PROGRESS_DOWNLOAD, .item = d->digest, .layer = layer, .layers = layers, .total = d->size,
 	};
-	int rc, again = 0;
+	int rc, again = RETRY_NO;
 
 	if (sb_blob_exists(p->root, d->digest)) {
 		ev.done = d->size;
@@ -269,10 +276,12 @@ static int fetch_blob(struct pull *p, const struct sb_descriptor *d, int layer, 
 		return rc;
 	for (int attempt = 1;; attempt++) {
 		rc = download_once(p, d, &ev, &again, err);
-		if (rc == 0 || !again)
+		if (rc == 0 || again == RETRY_NO)
 			return rc;
 		if (attempt == BLOB_ATTEMPTS)
 			return sb_error_wrap(err, _("blob %s: giving up after %d attempts"), d->digest, attempt);
+		if (again == RETRY_LATER)
+			nanosleep(&(struct timespec){ .tv_nsec = RETRY_PAUSE_MS * 1000000L * attempt }, NULL);
 	}
 }
 

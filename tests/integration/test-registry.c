@@ -532,6 +532,24 @@ Test(registry, dropped_connection_restarts_when_range_is_ignored)
 	free(layer);
 }
 
+Test(registry, server_error_on_a_blob_is_retried)
+{
+	char digest[SB_DIGEST_STR_LEN];
+	char *layer = image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(dir, "requests");
+	struct sb_error err;
+	int p = start_bad_registry("busybox", "busy-once");
+	char *ref = ref_at(p, "img");
+
+	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
+	cr_assert(sb_blob_exists(root, layer));
+	char *pattern = sb_strdupf("GET /v2/img/blobs/%s", layer);
+	cr_assert_eq(count_lines(requests, pattern), 2);
+	free(pattern);
+	free(requests);
+	free(ref);
+	free(layer);
+}
+
 Test(registry, connection_dropped_every_time_fails_cleanly)
 {
 	char digest[SB_DIGEST_STR_LEN];
