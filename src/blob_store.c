@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,33 @@ static int rehash_partial(struct sb_blob_writer *w, struct sb_error *err)
 	return 0;
 }
 
+/* Writers of one expected digest share its partial file, so they take turns:
+ * a second writer waits for the first, then resumes what it left or, when the
+ * first committed (renamed the file away), starts a fresh partial file.
+ * Without this a restart truncates what the other is about to commit. */
+static int open_partial_locked(struct sb_blob_writer *w, struct sb_error *err)
+{
+	for (;;) {
+		struct stat held, now;
+		int fd = open(w->partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0)
+			return sb_error_errno(err, SB_ERR_IO, errno, _("cannot create '%s'"), w->partial);
+		while (flock(fd, LOCK_EX) < 0) {
+			if (errno != EINTR) {
+				int rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot lock '%s'"), w->partial);
+				close(fd);
+				return rc;
+			}
+		}
+		if (fstat(fd, &held) == 0 && stat(w->partial, &now) == 0 && held.st_ino == now.st_ino &&
+		    held.st_dev == now.st_dev) {
+			w->fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+}
+
 int sb_blob_writer_open(struct sb_blob_writer **out, struct sb_root *root, const char *expected,
 			struct sb_error *err)
 {
@@ -85,9 +113,13 @@ int sb_blob_writer_open(struct sb_blob_writer **out, struct sb_root *root, const
 		sb_blob_writer_free(w);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
-	w->fd = open(w->partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (expected ? 0 : O_TRUNC), 0644);
-	if (w->fd < 0) {
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot create '%s'"), w->partial);
+	if (expected) {
+		rc = open_partial_locked(w, err);
+	} else {
+		w->fd = open(w->partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_TRUNC, 0644);
+		rc = w->fd < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot create '%s'"), w->partial) : 0;
+	}
+	if (rc < 0) {
 		sb_blob_writer_free(w);
 		return rc;
 	}

@@ -19,7 +19,10 @@ int sb_blob_exists(const struct sb_root *root, const char *digest);
 
 /* Starts writing a blob. With an expected digest the bytes go to a partial file
  * kept across failures, so a later writer for the same digest resumes: see
- * sb_blob_writer_offset. Without one (NULL) the digest is computed on commit. */
+ * sb_blob_writer_offset. Writers of the same expected digest take turns (the
+ * call waits while another process or writer holds it: never open two for one
+ * digest at once in one thread). Without one (NULL) the digest is computed on
+ * commit. */
 int sb_blob_writer_open(struct sb_blob_writer **out, struct sb_root *root, const char *expected,
 			struct sb_error *err);
 /* Bytes already present from an earlier, interrupted writer (0 when fresh). */

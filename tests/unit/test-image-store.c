@@ -6,10 +6,12 @@
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "blob_store.h"
@@ -455,6 +457,83 @@ Test(image_store, failed_install_leaves_nothing_and_refs_unchanged)
 	free(before);
 	free(after);
 	free(rootfs);
+}
+
+static void die_while_unpacking(void *user, const struct sb_progress_event *ev)
+{
+	(void)user;
+	if (ev->phase == SB_PROGRESS_UNPACK)
+		raise(SIGKILL);
+}
+
+/* Imports a fixture in a child process with its own root handle; returns the
+ * wait status. */
+static pid_t import_in_child(const char *name, const struct sb_progress *progress)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sb_image_import_opts opts = { .progress = progress };
+		struct sb_image_import_result res;
+		struct sb_error err;
+		struct sb_root *r;
+		char *path = fixture(name);
+		if (sb_root_open(&r, sb_root_path(root), &err) < 0 || sb_image_import(&res, r, path, &opts, &err) < 0) {
+			fprintf(stderr, "import %s: %s\n", name, err.msg);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+Test(image_store, killed_install_leaves_no_image_that_looks_complete)
+{
+	struct sb_progress killer = { die_while_unpacking, NULL };
+	struct sb_image_import_result res;
+	struct sb_image_info info;
+	char layered[SB_DIGEST_STR_LEN], *before, *after, *rootfs;
+	int status;
+
+	import_ok(&res, "busybox", NULL);
+	before = refs_json();
+	fixture_digest(layered, "LAYERED_MANIFEST");
+	cr_assert_eq(waitpid(import_in_child("layered", &killer), &status, 0) > 0, 1);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the import was killed while unpacking");
+	rootfs = sb_strdupf("%s/images/rootfs/%s", sb_root_path(root), sb_digest_hex(layered));
+	cr_assert_neq(access(rootfs, F_OK), 0, "no rootfs under the image's name");
+	cr_assert_eq(sb_image_resolve(&info, root, "layered", NULL), SB_ERR_NOTFOUND);
+	after = refs_json();
+	cr_assert_str_eq(after, before);
+	cr_assert_eq(count_entries("images/rootfs"), 2, "busybox and the dead install's temp dir");
+	/* the next install cleans up and succeeds */
+	import_ok(&res, "layered", NULL);
+	cr_assert_eq(count_entries("images/rootfs"), 2, "busybox and layered, no temp dir");
+	assert_layered_tree(rootfs);
+	free(before);
+	free(after);
+	free(rootfs);
+}
+
+Test(image_store, concurrent_installs_of_one_image)
+{
+	struct sb_image_info info;
+	pid_t a = import_in_child("layered", NULL), b = import_in_child("layered-plain", NULL);
+	pid_t c = import_in_child("layered", NULL);
+	int sa, sb, sc;
+
+	cr_assert_eq(waitpid(a, &sa, 0), a);
+	cr_assert_eq(waitpid(b, &sb, 0), b);
+	cr_assert_eq(waitpid(c, &sc, 0), c);
+	cr_assert(WIFEXITED(sa) && WEXITSTATUS(sa) == 0);
+	cr_assert(WIFEXITED(sb) && WEXITSTATUS(sb) == 0);
+	cr_assert(WIFEXITED(sc) && WEXITSTATUS(sc) == 0);
+	cr_assert_eq(count_entries("images/rootfs"), 2, "one tree per image, no temp dir left");
+	cr_assert_eq(sb_image_resolve(&info, root, "layered", NULL), 0);
+	sb_image_info_clear(&info);
+	cr_assert_eq(sb_image_resolve(&info, root, "layered-plain", NULL), 0, "neither refs.json update was lost");
+	sb_image_info_clear(&info);
 }
 
 Test(image_store, leftover_temp_dir_is_swept_but_a_live_one_kept)
