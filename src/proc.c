@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +28,97 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define KEPT_MAX 64
+
+static int subreaper;
+static volatile sig_atomic_t interrupted;
+
+void sb_proc_interrupt(int on)
+{
+	interrupted = on;
+}
+static pid_t kept[KEPT_MAX];
+
+int sb_proc_subreaper_enable(struct sb_error *err)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot become a child subreaper"));
+	subreaper = 1;
+	return 0;
+}
+
+void sb_proc_keep(pid_t pid, int keep)
+{
+	for (int i = 0; i < KEPT_MAX; i++) {
+		if (keep ? kept[i] == 0 : kept[i] == pid) {
+			kept[i] = keep ? pid : 0;
+			return;
+		}
+	}
+}
+
+static int is_kept(pid_t pid)
+{
+	for (int i = 0; i < KEPT_MAX; i++)
+		if (kept[i] == pid)
+			return 1;
+	return 0;
+}
+
+int sb_proc_stat(pid_t pid, char *state, unsigned long long *start_time)
+{
+	char path[64], buf[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the fields follow the last ')' (comm may hold ')') */
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	if (state)
+		*state = p[2];
+	/* starttime is field 22, the 20th after the ')' */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (start_time)
+		*start_time = p ? strtoull(p + 1, NULL, 10) : 0;
+	return 0;
+}
+
+static int is_zombie(pid_t pid)
+{
+	char state = 0;
+
+	return sb_proc_stat(pid, &state, NULL) == 0 && state == 'Z';
+}
+
+void sb_proc_reap_orphans(void)
+{
+	char path[64], buf[4096];
+	FILE *f;
+
+	if (!subreaper)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	if (!(f = fopen(path, "re")))
+		return;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (char *p = buf, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 0 && !is_kept((pid_t)pid) && is_zombie((pid_t)pid))
+			waitpid((pid_t)pid, NULL, WNOHANG);
+	}
 }
 
 static void capture_read(struct capture *c)
@@ -110,17 +204,25 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	}
 	cap[0].fd = pout[0];
 	cap[1].fd = perr[0];
+	sb_proc_keep(pid, 1);
 
 	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : 0;
 	int exited = 0;
-	/* Read until both pipes close. A grandchild (runsc's sandbox) may keep them
-	 * open after the child exits, so the child's exit also ends the wait. */
-	while (cap[0].fd >= 0 || cap[1].fd >= 0) {
-		struct pollfd pfd[2];
-		int n = 0, wait_ms = 50;
+	/* pidfd: the child's exit wakes poll at once (exec latency counts) */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Wait for the child's exit, reading what it writes. A grandchild (runsc's
+	 * sandbox) may keep the pipes open after the child exits, so EOF is not the end. */
+	for (;;) {
+		struct pollfd pfd[3];
+		/* a subreaper polls often: runsc delete waits for its orphans to be reaped */
+		int n = 0, wait_ms = subreaper ? 5 : (pidfd >= 0 ? 1000 : 20);
 		for (int i = 0; i < 2; i++)
 			if (cap[i].fd >= 0)
 				pfd[n++] = (struct pollfd){ .fd = cap[i].fd, .events = POLLIN };
+		if (pidfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (interrupted)
+			break;
 		if (deadline) {
 			long long left = deadline - now_ms();
 			if (left <= 0) {
@@ -138,6 +240,7 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 			if (pfd[j++].revents)
 				capture_read(&cap[i]);
 		}
+		sb_proc_reap_orphans();
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			exited = 1;
 			/* drain what is already buffered, without waiting for EOF */
@@ -154,12 +257,16 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 			break;
 		}
 	}
-	if (out->timed_out) {
+	if (pidfd >= 0)
+		close(pidfd);
+	if (out->timed_out || (interrupted && !exited)) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 	}
 	while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	sb_proc_keep(pid, 0);
+	sb_proc_reap_orphans();
 	for (int i = 0; i < 2; i++)
 		if (cap[i].fd >= 0)
 			close(cap[i].fd);
@@ -168,6 +275,8 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	out->errout = cap[1].buf;
 	out->err_len = cap[1].len;
 	out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (interrupted && !out->timed_out && !exited)
+		return sb_error_set(err, SB_ERR_INTERRUPTED, _("%s was interrupted"), argv[0]);
 	if (out->timed_out)
 		return sb_error_set(err, SB_ERR_TIMEOUT, _("%s did not finish within %d ms"), argv[0], o->timeout_ms);
 	return 0;

@@ -37,6 +37,26 @@ struct sb_proc_result {
 int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_proc_opts *opts,
 		struct sb_error *err);
 void sb_proc_result_clear(struct sb_proc_result *r);
+/* runsc leaves its sandbox, gofer and exec helpers orphaned, and `runsc delete`
+ * polls until its sandbox process is reaped. A front end that makes itself a
+ * child subreaper adopts those orphans; sb_proc_run then reaps them while it
+ * waits, and sb_proc_reap_orphans does so on demand. */
+int sb_proc_subreaper_enable(struct sb_error *err);
+/* Reaps exited adopted children, never the ones marked with sb_proc_keep (the
+ * caller waits for those itself) nor the child of a running sb_proc_run. */
+void sb_proc_reap_orphans(void);
+/* Marks (keep = 1) or unmarks a child that its owner will wait for. */
+void sb_proc_keep(pid_t pid, int keep);
+
+/* Async-signal-safe. on = 1 makes the running (and every later) sb_proc_run
+ * kill its child and return SB_ERR_INTERRUPTED (a front end's SIGINT handler
+ * calls it); on = 0 lets programs run again (for the clean-up after it). */
+void sb_proc_interrupt(int on);
+
+/* State letter ('R', 'S', 'Z', ...) and start time (clock ticks after boot: with
+ * the pid it names one process for good) of pid; -1 when it does not exist. */
+int sb_proc_stat(pid_t pid, char *state, unsigned long long *start_time);
+
 /* Last non-empty line of a program's stderr (for one-line error messages). */
 const char *sb_proc_last_line(const struct sb_proc_result *r, char *buf, size_t size);
 

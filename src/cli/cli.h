@@ -59,5 +59,16 @@ void sb_cli_format_duration(char *buf, size_t size, long long seconds);
 /* The commands. */
 extern const struct sb_cli_command sb_cmd_doctor;
 extern const struct sb_cli_command sb_cmd_image;
+extern const struct sb_cli_command sb_cmd_create;
+extern const struct sb_cli_command sb_cmd_exec;
+extern const struct sb_cli_command sb_cmd_inspect;
+extern const struct sb_cli_command sb_cmd_ls;
+extern const struct sb_cli_command sb_cmd_reap;
+extern const struct sb_cli_command sb_cmd_restore;
+extern const struct sb_cli_command sb_cmd_rm;
+extern const struct sb_cli_command sb_cmd_run;
+extern const struct sb_cli_command sb_cmd_shell;
+extern const struct sb_cli_command sb_cmd_stop;
+extern const struct sb_cli_command sb_cmd_touch;
 
 #endif

@@ -9,9 +9,21 @@
 #include "cli.h"
 #include "i18n.h"
 #include "log.h"
+#include "sandbox.h"
 
 /* Every top-level command; groups (image) dispatch again from their own file. */
 static const struct sb_cli_command *const commands[] = {
+	&sb_cmd_ls,
+	&sb_cmd_inspect,
+	&sb_cmd_create,
+	&sb_cmd_exec,
+	&sb_cmd_shell,
+	&sb_cmd_run,
+	&sb_cmd_stop,
+	&sb_cmd_restore,
+	&sb_cmd_rm,
+	&sb_cmd_touch,
+	&sb_cmd_reap,
 	&sb_cmd_doctor,
 	&sb_cmd_image,
 	NULL,
@@ -41,6 +53,8 @@ int main(int argc, char **argv)
 
 	setup_locale();
 	sb_log_from_env();
+	/* runsc leaves orphans; reaping them promptly makes runsc delete fast */
+	sb_sandbox_process_init(NULL);
 	/* '+': stop at the first non-option, the command's own options follow it */
 	while ((opt = getopt_long(argc, argv, "+r:vVh", global_options, NULL)) != -1) {
 		switch (opt) {

@@ -1,0 +1,57 @@
+/* Internal to the sandbox module (sandbox_*.c, session.c): one sandbox opened
+ * for an operation, with its paths, its lock, its record and the runsc driver. */
+#ifndef SB_BOX_H
+#define SB_BOX_H
+
+#include "record.h"
+#include "root.h"
+#include "sandbox.h"
+#include "runsc.h"
+#include "settings.h"
+
+enum box_lock {
+	BOX_LOCK_NONE,
+	BOX_LOCK_SHARED,                 /* exec, session: the record does not change */
+	BOX_LOCK_EXCLUSIVE,              /* every state transition */
+};
+
+struct sb_box {
+	struct sb_root *root;
+	struct sb_record rec;
+	int loaded;                      /* rec holds the record */
+	char *dir, *rootfs, *upper, *work, *workspace, *bundle, *checkpoint, *checkpoint_tmp;
+	char *activity, *sessions, *pid_file, *resolv;
+	int lock_fd;
+	struct sb_runsc *rs;
+	struct sb_settings settings;
+};
+
+/* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
+ * the record too (SB_ERR_NOTFOUND naming the sandbox when there is none). */
+int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum box_lock lock, int load,
+		struct sb_error *err);
+void sb_box_close(struct sb_box *b);
+/* Takes the sandbox's lock (ROOT/sandboxes/<name>/lock). */
+int sb_box_lock(struct sb_box *b, enum box_lock lock, struct sb_error *err);
+/* Opens the runsc driver on first use. */
+int sb_box_runsc(struct sb_box *b, struct sb_error *err);
+/* A call for this sandbox: its id, network mode and the configured deadline. */
+struct sb_runsc_call sb_box_call(const struct sb_box *b, enum sb_runsc_op op);
+/* Mounts the disk, writes the spec and starts the container: create+start, or
+ * restore from image_path when it is not NULL. On failure the container is
+ * deleted again (the disk stays mounted: the caller decides). */
+int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err);
+/* Kills and deletes the runsc container, removes its leftover cgroups and
+ * unmounts the disk. Missing pieces are fine; errors are reported, not fatal
+ * with force. */
+int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
+/* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
+void sb_box_end_sessions(struct sb_box *b);
+/* Touches the activity file (mtime = now, the injectable clock). */
+int sb_box_touch(struct sb_box *b, struct sb_error *err);
+/* Fills info from the box, taking over its record (b->loaded becomes 0). */
+int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *err);
+/* Rootfs of the record's image (ROOT/images/rootfs/<hex>). */
+char *sb_box_lower(const struct sb_box *b);
+
+#endif

@@ -1,0 +1,181 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_sandbox.h"
+#include "clock.h"
+#include "i18n.h"
+#include "sandbox.h"
+#include "settings.h"
+
+#define MAX_ITEMS 64
+
+struct create_args {
+	struct sb_sandbox_spec spec;
+	struct sb_sandbox_mount mounts[MAX_ITEMS];
+	struct sb_sandbox_label labels[MAX_ITEMS];
+	int json;
+};
+
+static int parse_label(struct create_args *a, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || a->spec.n_labels == MAX_ITEMS)
+		return -1;
+	*eq = '\0';
+	a->labels[a->spec.n_labels++] = (struct sb_sandbox_label){ arg, eq + 1 };
+	return 0;
+}
+
+/* HOST:PATH[:ro|rw]: HOST may hold ':' (the last one or two fields are ours). */
+static int parse_mount(struct create_args *a, char *arg)
+{
+	enum sb_mount_mode mode = SB_MOUNT_RO;
+	char *last = strrchr(arg, ':');
+
+	if (!last || a->spec.n_mounts == MAX_ITEMS)
+		return -1;
+	if (sb_mount_mode_parse(last + 1) >= 0) {
+		mode = sb_mount_mode_parse(last + 1);
+		*last = '\0';
+		last = strrchr(arg, ':');
+		if (!last)
+			return -1;
+	}
+	*last = '\0';
+	if (!*arg || last[1] != '/')
+		return -1;
+	a->mounts[a->spec.n_mounts++] = (struct sb_sandbox_mount){ arg, last + 1, mode };
+	return 0;
+}
+
+static int parse_onoff(const char *s)
+{
+	return !strcmp(s, "on") ? 1 : !strcmp(s, "off") ? 0 : -1;
+}
+
+static int create_run(struct sb_cli *cli, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "image", required_argument, NULL, 'i' },
+		{ "temporary", optional_argument, NULL, 't' },
+		{ "permanent", no_argument, NULL, 'p' },
+		{ "network", required_argument, NULL, 'n' },
+		{ "mount", required_argument, NULL, 'm' },
+		{ "no-exchange", no_argument, NULL, 'X' },
+		{ "memory", required_argument, NULL, 'M' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "owner", required_argument, NULL, 'o' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "expiry", required_argument, NULL, 'e' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct create_args a = { .spec = { .network = -1 } };
+	struct sb_sandbox_info info;
+	struct sb_root *root;
+	struct sb_error err;
+	char *end;
+	int opt, rc;
+
+	a.spec.mounts = a.mounts;
+	a.spec.labels = a.labels;
+	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			a.spec.image = optarg;
+			break;
+		case 't':
+			a.spec.kind = SB_KIND_TEMPORARY;
+			if (optarg && (a.spec.idle_timeout = sb_duration_parse(optarg)) <= 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid idle time '%s' (e.g. 90s, 30m, 2h)"), optarg);
+			break;
+		case 'p':
+			a.spec.kind = SB_KIND_PERMANENT;
+			break;
+		case 'n':
+			if ((a.spec.network = parse_onoff(optarg)) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("--network takes on or off"));
+			break;
+		case 'm':
+			if (parse_mount(&a, optarg) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid mount '%s' (HOST:PATH[:ro|rw])"), optarg);
+			break;
+		case 'X':
+			a.spec.no_exchange = 1;
+			break;
+		case 'M': {
+			long long m = sb_size_parse(optarg);
+			if (m <= 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid memory size '%s' (e.g. 512m, 2g)"), optarg);
+			a.spec.memory = (unsigned long long)m;
+			break;
+		}
+		case 'c':
+			a.spec.cpus = strtod(optarg, &end);
+			if (*end || a.spec.cpus <= 0 || a.spec.cpus > 1024)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid CPU count '%s'"), optarg);
+			break;
+		case 'o':
+			a.spec.owner = optarg;
+			break;
+		case 'l':
+			if (parse_label(&a, optarg) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid label '%s' (KEY=VALUE)"), optarg);
+			break;
+		case 'e':
+			if ((rc = sb_expiry_action_parse(optarg)) <= SB_EXPIRY_DEFAULT)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("--expiry takes rm or stop"));
+			a.spec.expiry_action = rc;
+			break;
+		case 'j':
+			a.json = 1;
+			break;
+		default:
+			return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid option"));
+		}
+	}
+	if (optind + 1 != argc)
+		return sb_cli_usage_error(NULL, &sb_cmd_create, _("expected one sandbox name"));
+	if (!a.spec.image)
+		return sb_cli_usage_error(NULL, &sb_cmd_create, _("--image is required"));
+	a.spec.name = argv[optind];
+	if ((rc = sb_cli_root(&root, cli)) != 0)
+		return rc;
+	if (sb_sandbox_create(&info, root, &a.spec, &err) < 0)
+		return sb_cli_fail(&err);
+	if (a.json)
+		sb_cli_print_json(sb_cli_sandbox_json(&info));
+	else
+		printf("%s\n", info.rec.name);
+	sb_sandbox_info_clear(&info);
+	return SB_EXIT_OK;
+}
+
+const struct sb_cli_command sb_cmd_create = {
+	.name = "create",
+	.synopsis = "NAME --image REF [--temporary[=IDLE]|--permanent] [--network on|off] "
+		    "[--mount HOST:PATH[:ro|rw]]... [--no-exchange] [--memory M] [--cpus N] [--owner O] "
+		    "[--label K=V]... [--expiry rm|stop] [--json]",
+	.summary = N_("create and start a sandbox from an image"),
+	.help = N_("  --image REF          image reference or manifest digest (pinned at create)\n"
+		   "  --temporary[=IDLE]   expire after IDLE without activity (default from the config, 30m)\n"
+		   "  --permanent          keep until removed explicitly\n"
+		   "  --network on|off     network access (default off)\n"
+		   "  --mount HOST:PATH[:ro|rw]  give a host folder (read-only unless :rw)\n"
+		   "  --no-exchange        do not mount the exchange folder at /exchange\n"
+		   "  --memory M           memory limit (e.g. 512m, 2g)\n"
+		   "  --cpus N             CPU limit in cores\n"
+		   "  --owner O            who owns it (e.g. plugin:search)\n"
+		   "  --label K=V          a label (repeatable)\n"
+		   "  --expiry rm|stop     what expiry does to a temporary sandbox\n"
+		   "  --json               print the new sandbox as JSON\n"),
+	.run = create_run,
+};

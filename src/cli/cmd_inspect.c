@@ -1,0 +1,106 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cli_sandbox.h"
+#include "i18n.h"
+#include "sandbox.h"
+
+static void print_time(const char *label, long long t)
+{
+	char buf[64];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&tt, &tm));
+	printf("%-14s %s\n", label, buf);
+}
+
+static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_stats *st)
+{
+	char a[32], b[32];
+
+	printf("%-14s %s\n", _("name:"), s->rec.name);
+	printf("%-14s %s\n", _("id:"), s->rec.id);
+	printf("%-14s %s (%s)\n", _("state:"), sb_sandbox_state_name(s->rec.state), s->rec.reason);
+	printf("%-14s %s\n", _("kind:"), sb_sandbox_kind_name(s->rec.kind));
+	sb_cli_format_duration(a, sizeof(a), s->idle_seconds);
+	if (s->expires_in >= 0) {
+		sb_cli_format_duration(b, sizeof(b), s->expires_in);
+		printf("%-14s %s, %s %s (%s)\n", _("idle:"), a, _("expires in"), b, sb_expiry_action_name(s->rec.expiry_action));
+	} else {
+		printf("%-14s %s\n", _("idle:"), a);
+	}
+	printf("%-14s %s\n", _("image:"), s->rec.image_ref[0] ? s->rec.image_ref : "-");
+	printf("%-14s %s\n", _("digest:"), s->rec.image_digest);
+	printf("%-14s %s\n", _("network:"), sb_cli_onoff(s->rec.network));
+	printf("%-14s %s\n", _("workspace:"), s->workspace);
+	printf("%-14s %s\n", _("exchange:"), sb_cli_onoff(s->rec.exchange));
+	for (size_t i = 0; i < s->rec.n_mounts; i++)
+		printf("%-14s %s -> %s (%s)\n", i ? "" : _("mounts:"), s->rec.mounts[i].host, s->rec.mounts[i].path,
+		       sb_mount_mode_name(s->rec.mounts[i].mode));
+	sb_cli_format_size(a, sizeof(a), s->rec.memory);
+	printf("%-14s %s %s, %.2f %s\n", _("limits:"), s->rec.memory ? a : _("no"), _("memory"), s->rec.cpus, _("cpus"));
+	if (st) {
+		sb_cli_format_size(a, sizeof(a), st->memory_usage);
+		printf("%-14s %s\n", _("memory used:"), a);
+	}
+	printf("%-14s %s\n", _("owner:"), s->rec.owner[0] ? s->rec.owner : "-");
+	for (size_t i = 0; i < s->rec.n_labels; i++)
+		printf("%-14s %s=%s\n", i ? "" : _("labels:"), s->rec.labels[i].key, s->rec.labels[i].value);
+	print_time(_("created:"), s->rec.created);
+	print_time(_("last active:"), s->last_activity);
+	printf("%-14s %s\n", _("checkpoint:"), s->has_checkpoint ? _("yes") : _("no"));
+}
+
+static int inspect_run(struct sb_cli *cli, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sb_sandbox_info info;
+	struct sb_sandbox_stats stats;
+	struct sb_root *root;
+	struct sb_error err;
+	int opt, rc, json = 0, have_stats;
+
+	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt != 'j')
+			return sb_cli_usage_error(NULL, &sb_cmd_inspect, _("invalid option"));
+		json = 1;
+	}
+	if (optind + 1 != argc)
+		return sb_cli_usage_error(NULL, &sb_cmd_inspect, _("expected one sandbox name"));
+	if ((rc = sb_cli_root(&root, cli)) != 0)
+		return rc;
+	if (sb_sandbox_inspect(&info, root, argv[optind], &err) < 0)
+		return sb_cli_fail(&err);
+	have_stats = info.rec.state == SB_STATE_RUNNING && sb_sandbox_stats(&stats, root, argv[optind], &err) == 0;
+	if (json) {
+		json_t *doc = sb_cli_sandbox_json(&info);
+		if (have_stats)
+			json_object_set_new(doc, "stats", json_pack("{s:I, s:I, s:I, s:I}", "memory_usage",
+								    (json_int_t)stats.memory_usage, "memory_limit",
+								    (json_int_t)stats.memory_limit, "cpu_ns",
+								    (json_int_t)stats.cpu_ns, "pids", (json_int_t)stats.pids));
+		sb_cli_print_json(doc);
+	} else {
+		print_info(&info, have_stats ? &stats : NULL);
+	}
+	sb_sandbox_info_clear(&info);
+	return SB_EXIT_OK;
+}
+
+const struct sb_cli_command sb_cmd_inspect = {
+	.name = "inspect",
+	.synopsis = "NAME [--json]",
+	.summary = N_("show everything about a sandbox, memory use included"),
+	.help = N_("  --json    print it as JSON\n"),
+	.run = inspect_run,
+};

@@ -1,0 +1,16 @@
+/* A sandbox's disk: an overlay whose lower layer is the image rootfs (shared,
+ * read-only) and whose upper/work dirs belong to the sandbox. */
+#ifndef SB_OVERLAY_H
+#define SB_OVERLAY_H
+
+#include "error.h"
+
+/* Mounts target (idempotent: an overlay already there is fine). */
+int sb_overlay_mount(const char *target, const char *lower, const char *upper, const char *work,
+		     struct sb_error *err);
+/* Unmounts target if mounted; busy mounts are detached lazily. */
+int sb_overlay_umount(const char *target, struct sb_error *err);
+/* 1 when something is mounted at path (its device differs from its parent's). */
+int sb_overlay_mounted(const char *path);
+
+#endif
