@@ -203,18 +203,29 @@ static int write_spec(struct sb_box *b, struct sb_error *err)
 }
 
 /* The create (or restore) and start calls, in the keeper. */
-/* runsc's error goes to the log with the sandbox's output: its last line says why. */
+/* Lines of a Go panic trace: they do not say what went wrong. */
+static const char *const trace_prefixes[] = { "\t", " ", "goroutine ", "panic(", "gvisor.dev/", "created by ", "main.", NULL };
+
+static int is_trace(const char *line)
+{
+	for (const char *const *p = trace_prefixes; *p; p++)
+		if (!strncmp(line, *p, strlen(*p)))
+			return 1;
+	return !*line;
+}
+
+/* runsc's error goes to the log with the sandbox's output: its first line that
+ * is not part of a stack trace says why. */
 static int log_error(int rc, const char *log, const char *what, const char *name, struct sb_error *err)
 {
-	char *text = NULL;
+	char *text = NULL, *save = NULL, *why = NULL;
 
 	if (rc == SB_ERR_TIMEOUT || sb_fs_read_file(&text, NULL, log, 1 << 20, NULL) < 0)
 		return rc;
-	char *end = text + strlen(text);
-	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
-		*--end = '\0';
-	char *line = strrchr(text, '\n');
-	sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed: %s"), what, name, line ? line + 1 : text);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (!is_trace(l))
+			why = l;
+	sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed: %.400s"), what, name, why ? why : "");
 	free(text);
 	return rc;
 }

@@ -78,21 +78,31 @@ int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *
 	int warm = img && stat(img, &st) == 0;
 	free(img);
 	rc = sb_box_boot(&b, warm ? b.checkpoint : NULL, err);
+	char *fallback = NULL;
+	if (rc < 0 && warm) {
+		/* e.g. a process held a host pipe at checkpoint time: the memory image
+		 * cannot be loaded, the disk still can */
+		fallback = sb_strdupf(_("checkpoint could not be restored (%s); cold start from the kept disk"), err->msg);
+		rc = sb_box_boot(&b, NULL, err);
+	}
 	if (rc < 0) {
 		/* roll back to stopped: the checkpoint and the disk are untouched */
 		sb_box_teardown(&b, 1, &e2);
 		char *why = sb_strdupf(_("restore failed: %s"), err->msg);
 		sb_record_transition(root, &b.rec, SB_STATE_STOPPED, why ? why : err->msg, &e2);
 		free(why);
+		free(fallback);
 		goto out;
 	}
 	/* the memory image is consumed: a later stop writes a fresh one */
 	sb_fs_remove_tree(b.checkpoint, &e2);
 	sb_box_touch(&b, &e2);
 	rc = sb_record_transition(root, &b.rec, SB_STATE_RUNNING,
-				  warm ? _("restored from checkpoint: processes and memory carried on")
-				       : _("cold start from the kept disk: there was no checkpoint, processes started afresh"),
+				  fallback ? fallback
+				  : warm ? _("restored from checkpoint: processes and memory carried on")
+					 : _("cold start from the kept disk: there was no checkpoint, processes started afresh"),
 				  err);
+	free(fallback);
 out:
 	sb_box_close(&b);
 	return rc;

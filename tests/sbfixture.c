@@ -1,0 +1,82 @@
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "digest.h"
+#include "fs.h"
+#include "sandbox.h"
+#include "sbfixture.h"
+#include "testutil.h"
+
+void sbf_setup(struct sbf *f, const char *tag)
+{
+	struct sb_error err;
+
+	f->dir = tu_tempdir(tag);
+	cr_assert_not_null(f->dir);
+	cr_assert_eq(sb_root_open(&f->root, f->dir, &err), 0, "%s", err.msg);
+	cr_assert_eq(tu_sh("set -e; r='%s/images/rootfs/%s'; mkdir -p \"$r/bin\" \"$r/etc\" \"$r/tmp\" \"$r/root\"; "
+			   "cp /bin/busybox \"$r/bin/busybox\"; for a in $(/bin/busybox --list | grep -vx busybox); do "
+			   "ln -sf busybox \"$r/bin/$a\"; done",
+			   f->dir, sb_digest_hex(SBF_DIGEST)), 0);
+	sb_sandbox_process_init(NULL);
+}
+
+void sbf_teardown(struct sbf *f)
+{
+	struct sb_sandbox_info *list;
+	size_t n;
+
+	if (f->root && sb_sandbox_list(&list, &n, f->root, NULL) == 0) {
+		for (size_t i = 0; i < n; i++)
+			sb_sandbox_remove(f->root, list[i].rec.name, SB_REMOVE_FORCE, NULL);
+		sb_sandbox_list_free(list, n);
+	}
+	sb_root_close(f->root);
+	tu_remove(f->dir);
+	free(f->dir);
+	memset(f, 0, sizeof(*f));
+}
+
+int sbf_mounted_below(const char *path)
+{
+	char *text;
+	int found;
+
+	if (sb_fs_read_file(&text, NULL, "/proc/self/mountinfo", 1 << 22, NULL) < 0)
+		return 0;
+	found = strstr(text, path) != NULL;
+	free(text);
+	return found;
+}
+
+int sbf_runsc_has(const struct sbf *f, const char *id)
+{
+	char *out = tu_sh_out("timeout 30 runsc --root='%s/runsc' list --format json", f->dir);
+	int found = out && strstr(out, id) != NULL;
+
+	free(out);
+	return found;
+}
+
+int sbf_cgroup_exists(const char *id)
+{
+	DIR *d = opendir("/sys/fs/cgroup");
+	struct dirent *de;
+	int found = 0;
+
+	while (d && (de = readdir(d)) && !found) {
+		char *p = sb_strdupf("/sys/fs/cgroup/%s/%s", de->d_name, id);
+		struct stat st;
+		found = de->d_name[0] != '.' && p && stat(p, &st) == 0;
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}

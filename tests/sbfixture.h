@@ -1,0 +1,26 @@
+/* Sandbox test fixtures: a scratch state root holding a busybox image rootfs. */
+#ifndef SB_SBFIXTURE_H
+#define SB_SBFIXTURE_H
+
+#include "root.h"
+
+/* Digest under which the busybox rootfs is installed in the fixture's root. */
+#define SBF_DIGEST "sha256:9d75f0d7c398df565d7ac04c6819b62d6d8f9560f5eb4672596ecd8f7e96ae91"
+
+struct sbf {
+	char *dir;               /* the state root */
+	struct sb_root *root;
+};
+
+/* Makes the root and the busybox rootfs; aborts the test on failure. */
+void sbf_setup(struct sbf *f, const char *tag);
+/* Removes every sandbox of the root (force), then the root. */
+void sbf_teardown(struct sbf *f);
+/* 1 when path (or a path below it) appears in /proc/self/mountinfo. */
+int sbf_mounted_below(const char *path);
+/* 1 when runsc (ROOT/runsc) still lists id. */
+int sbf_runsc_has(const struct sbf *f, const char *id);
+/* 1 when some /sys/fs/cgroup/<controller>/<id> exists. */
+int sbf_cgroup_exists(const char *id);
+
+#endif
