@@ -144,7 +144,9 @@ int sb_session_poll(struct sb_session *s, int *status);
 void sb_session_close(struct sb_session *s);
 
 /* Makes this process a child subreaper so that runsc's orphaned helpers are
- * reaped promptly (runsc delete waits for that). Front ends call it once at start. */
+ * reaped promptly (runsc delete waits for that). Front ends call it once at start.
+ * From then on the library reaps exited children it does not know: a child the
+ * caller forks and waits for itself must be marked with sb_proc_keep (proc.h). */
 int sb_sandbox_process_init(struct sb_error *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include "doctor.h"
 #include "fs.h"
 #include "i18n.h"
+#include "image_store.h"
 #include "sandbox.h"
 
 /* Sandbox paths that sandbench itself provides: a host mount may not cover them. */
@@ -32,29 +33,21 @@ static int check_mount(const struct sb_sandbox_mount *m, struct sb_error *err)
 	return 0;
 }
 
-/* The image's pinned digest and its rootfs (ROOT/images/rootfs/<hex>). */
+/* Pins the image: its manifest digest goes into the record; the rootfs is
+ * found again from the digest at every boot. */
 static int resolve_image(struct sb_record *rec, struct sb_root *root, const char *image, struct sb_error *err)
 {
-	if (!image || !sb_digest_valid(image))
-		return sb_error_set(err, SB_ERR_NOTFOUND, _("image '%s' is not available: give its manifest digest"),
-				    image ? image : "");
-	char *rel = sb_strdupf("images/rootfs/%s", sb_digest_hex(image));
-	char *rootfs = rel ? sb_root_file(root, rel) : NULL;
-	struct stat st;
-	int rc = 0;
+	struct sb_image_info info;
+	int rc;
 
-	if (!rootfs)
+	if (!image || !*image)
+		return sb_error_set(err, SB_ERR_INVALID, _("no image given"));
+	if ((rc = sb_image_resolve(&info, root, image, err)) < 0)
+		return rc;
+	memcpy(rec->image_digest, info.digest, sizeof(rec->image_digest));
+	if (!(rec->image_ref = strdup(info.ref)))
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	else if (stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
-		rc = sb_error_set(err, SB_ERR_NOTFOUND, _("image '%s' is not unpacked in the image store"), image);
-	else {
-		strcpy(rec->image_digest, image);
-		rec->image_ref = strdup("");
-		if (!rec->image_ref)
-			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	}
-	free(rel);
-	free(rootfs);
+	sb_image_info_clear(&info);
 	return rc;
 }
 

@@ -20,10 +20,9 @@ void sbf_setup(struct sbf *f, const char *tag)
 	f->dir = tu_tempdir(tag);
 	cr_assert_not_null(f->dir);
 	cr_assert_eq(sb_root_open(&f->root, f->dir, &err), 0, "%s", err.msg);
-	cr_assert_eq(tu_sh("set -e; r='%s/images/rootfs/%s'; mkdir -p \"$r/bin\" \"$r/etc\" \"$r/tmp\" \"$r/root\"; "
-			   "cp /bin/busybox \"$r/bin/busybox\"; for a in $(/bin/busybox --list | grep -vx busybox); do "
-			   "ln -sf busybox \"$r/bin/$a\"; done",
-			   f->dir, sb_digest_hex(SBF_DIGEST)), 0);
+	struct tu_run r = tu_sandbench(f->dir, NULL, "image", "bootstrap", "--busybox", "--name", SBF_IMAGE, "--quiet", NULL);
+	cr_assert_eq(r.status, 0, "bootstrap: %s", r.err);
+	tu_run_free(&r);
 	sb_sandbox_process_init(NULL);
 }
 

@@ -4,15 +4,15 @@
 
 #include "root.h"
 
-/* Digest under which the busybox rootfs is installed in the fixture's root. */
-#define SBF_DIGEST "sha256:9d75f0d7c398df565d7ac04c6819b62d6d8f9560f5eb4672596ecd8f7e96ae91"
+/* The busybox image (image bootstrap --busybox) in the fixture's root. */
+#define SBF_IMAGE "busybox:test"
 
 struct sbf {
 	char *dir;               /* the state root */
 	struct sb_root *root;
 };
 
-/* Makes the root and the busybox rootfs; aborts the test on failure. */
+/* Makes the root and the busybox image; aborts the test on failure. */
 void sbf_setup(struct sbf *f, const char *tag);
 /* Removes every sandbox of the root (force), then the root. */
 void sbf_teardown(struct sbf *f);

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "fs.h"
+#include "proc.h"
 #include "record.h"
 #include "sandbox.h"
 #include "sbfixture.h"
@@ -36,7 +37,7 @@ TestSuite(sandbox, .init = setup, .fini = teardown, .timeout = 120);
 
 static void create_ok(const char *name, const char *extra1, const char *extra2)
 {
-	struct tu_run r = tu_sandbench(f.dir, NULL, "create", name, "--image", SBF_DIGEST, extra1, extra2, NULL);
+	struct tu_run r = tu_sandbench(f.dir, NULL, "create", name, "--image", SBF_IMAGE, extra1, extra2, NULL);
 	cr_assert_eq(r.status, 0, "create %s: %s", name, r.err);
 	tu_run_free(&r);
 }
@@ -198,7 +199,7 @@ Test(sandbox, exchange_and_host_mounts)
 	cr_assert_eq(sb_fs_mkdirs(rw, 0755, NULL), 0);
 	cr_assert_eq(tu_sh("echo host > '%s/in' && echo fromhost > '%s/exchange/x'", ro, f.dir), 0);
 	char *m1 = sb_strdupf("%s:/data:ro", ro), *m2 = sb_strdupf("%s:/out:rw", rw);
-	struct tu_run r = SB("create", "mnt", "--image", SBF_DIGEST, "--mount", m1, "--mount", m2);
+	struct tu_run r = SB("create", "mnt", "--image", SBF_IMAGE, "--mount", m1, "--mount", m2);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
 
@@ -222,7 +223,7 @@ Test(sandbox, exchange_and_host_mounts)
 	free(text);
 
 	/* --no-exchange: no /exchange inside */
-	r = SB("create", "noex", "--image", SBF_DIGEST, "--no-exchange");
+	r = SB("create", "noex", "--image", SBF_IMAGE, "--no-exchange");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
 	r = SB("exec", "noex", "--", "ls", "/exchange/x");
@@ -245,14 +246,14 @@ Test(sandbox, reap_expires_idle_temporary_ones)
 	const char *later[] = { now_env(now + 120, env_later, sizeof(env_later)), NULL };
 	struct tu_run r;
 
-	r = tu_sandbench(f.dir, at_now, "create", "idle", "--image", SBF_DIGEST, "--temporary=60s", NULL);
+	r = tu_sandbench(f.dir, at_now, "create", "idle", "--image", SBF_IMAGE, "--temporary=60s", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
-	r = tu_sandbench(f.dir, at_now, "create", "idlestop", "--image", SBF_DIGEST, "--temporary=60s", "--expiry", "stop", NULL);
+	r = tu_sandbench(f.dir, at_now, "create", "idlestop", "--image", SBF_IMAGE, "--temporary=60s", "--expiry", "stop", NULL);
 	tu_run_free(&r);
-	r = tu_sandbench(f.dir, at_now, "create", "fresh", "--image", SBF_DIGEST, "--temporary=1h", NULL);
+	r = tu_sandbench(f.dir, at_now, "create", "fresh", "--image", SBF_IMAGE, "--temporary=1h", NULL);
 	tu_run_free(&r);
-	r = tu_sandbench(f.dir, at_now, "create", "perm", "--image", SBF_DIGEST, "--permanent", NULL);
+	r = tu_sandbench(f.dir, at_now, "create", "perm", "--image", SBF_IMAGE, "--permanent", NULL);
 	tu_run_free(&r);
 
 	r = tu_sandbench(f.dir, later, "reap", "--dry-run", "--json", NULL);
@@ -294,7 +295,7 @@ Test(sandbox, reap_expires_idle_temporary_ones)
 Test(sandbox, fail_closed_without_runsc)
 {
 	const char *env[] = { "SANDBENCH_RUNSC=/nonexistent", NULL };
-	struct tu_run r = tu_sandbench(f.dir, env, "create", "nope", "--image", SBF_DIGEST, NULL);
+	struct tu_run r = tu_sandbench(f.dir, env, "create", "nope", "--image", SBF_IMAGE, NULL);
 
 	cr_assert_eq(r.status, 5, "%s", r.err);
 	cr_assert(strstr(r.err, "runsc"), "%s", r.err);
@@ -303,7 +304,7 @@ Test(sandbox, fail_closed_without_runsc)
 	struct stat st;
 	cr_assert_neq(stat(dir, &st), 0, "nothing created");
 	free(dir);
-	r = tu_sandbench(f.dir, env, "run", "--rm", "--image", SBF_DIGEST, "--", "true", NULL);
+	r = tu_sandbench(f.dir, env, "run", "--rm", "--image", SBF_IMAGE, "--", "true", NULL);
 	cr_assert_eq(r.status, 125);
 	tu_run_free(&r);
 }
@@ -317,7 +318,7 @@ Test(sandbox, runsc_that_cannot_boot_is_cleaned_up)
 			   fake, fake), 0);
 	char *env0 = sb_strdupf("SANDBENCH_RUNSC=%s", fake);
 	const char *env[] = { env0, NULL };
-	struct tu_run r = tu_sandbench(f.dir, env, "create", "nob", "--image", SBF_DIGEST, NULL);
+	struct tu_run r = tu_sandbench(f.dir, env, "create", "nob", "--image", SBF_IMAGE, NULL);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	cr_assert(strstr(r.err, "platform broken"), "the error names runsc's cause: %s", r.err);
 	tu_run_free(&r);
@@ -351,9 +352,10 @@ Test(sandbox, kill_during_create_then_force_remove)
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("SANDBENCH_RUNSC", fake, 1);
-		execl(bin, bin, "--root", f.dir, "create", "half", "--image", SBF_DIGEST, (char *)NULL);
+		execl(bin, bin, "--root", f.dir, "create", "half", "--image", SBF_IMAGE, (char *)NULL);
 		_exit(127);
 	}
+	sb_proc_keep(pid, 1); /* ours to wait for: the subreaper must leave it alone */
 	struct stat st;
 	for (int i = 0; i < 2000 && stat(mark, &st) != 0; i++)
 		usleep(5000);
@@ -378,22 +380,22 @@ Test(sandbox, kill_during_create_then_force_remove)
 
 Test(sandbox, names_unknown_and_duplicates)
 {
-	struct tu_run r = SB("create", "bad/name", "--image", SBF_DIGEST);
+	struct tu_run r = SB("create", "bad/name", "--image", SBF_IMAGE);
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "invalid sandbox name"), "%s", r.err);
 	tu_run_free(&r);
-	r = SB("create", "-x", "--image", SBF_DIGEST);
+	r = SB("create", "-x", "--image", SBF_IMAGE);
 	cr_assert_neq(r.status, 0);
 	tu_run_free(&r);
 	char long_name[80];
 	memset(long_name, 'a', 64);
 	long_name[64] = '\0';
-	r = SB("create", long_name, "--image", SBF_DIGEST);
+	r = SB("create", long_name, "--image", SBF_IMAGE);
 	cr_assert_eq(r.status, 2);
 	tu_run_free(&r);
 
 	create_ok("dup", NULL, NULL);
-	r = SB("create", "dup", "--image", SBF_DIGEST);
+	r = SB("create", "dup", "--image", SBF_IMAGE);
 	cr_assert_eq(r.status, 4);
 	cr_assert(strstr(r.err, "already exists"), "%s", r.err);
 	tu_run_free(&r);
@@ -408,7 +410,7 @@ Test(sandbox, names_unknown_and_duplicates)
 	r = SB("inspect", "ghost");
 	cr_assert_eq(r.status, 3);
 	tu_run_free(&r);
-	r = SB("create", "noimg", "--image", "sha256:0000000000000000000000000000000000000000000000000000000000000000");
+	r = SB("create", "noimg", "--image", "nosuch:image");
 	cr_assert_eq(r.status, 3, "%s", r.err);
 	tu_run_free(&r);
 }
@@ -425,6 +427,7 @@ Test(sandbox, exec_in_two_sandboxes_runs_in_parallel)
 		      "while [ ! -f /exchange/go ]; do :; done; echo seen > /exchange/done", (char *)NULL);
 		_exit(127);
 	}
+	sb_proc_keep(pid, 1); /* ours to wait for: the subreaper must leave it alone */
 	struct tu_run r = SB("exec", "b", "--", "touch", "/exchange/go");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
@@ -440,7 +443,7 @@ Test(sandbox, exec_in_two_sandboxes_runs_in_parallel)
 Test(sandbox, ls_and_inspect_json)
 {
 	create_ok("one", "--label", "team=x");
-	struct tu_run r = SB("create", "two", "--image", SBF_DIGEST, "--owner", "plugin:search", "--permanent");
+	struct tu_run r = SB("create", "two", "--image", SBF_IMAGE, "--owner", "plugin:search", "--permanent");
 	tu_run_free(&r);
 	r = SB("ls", "--json");
 	json_t *doc = json_loads(r.out, 0, NULL);
@@ -466,7 +469,7 @@ Test(sandbox, ls_and_inspect_json)
 
 Test(sandbox, run_rm_leaves_nothing)
 {
-	struct tu_run r = SB("run", "--rm", "--image", SBF_DIGEST, "--", "sh", "-c", "echo once; exit 4");
+	struct tu_run r = SB("run", "--rm", "--image", SBF_IMAGE, "--", "sh", "-c", "echo once; exit 4");
 	cr_assert_eq(r.status, 4, "%s", r.err);
 	cr_assert_str_eq(r.out, "once\n");
 	tu_run_free(&r);
