@@ -134,14 +134,37 @@ void ui_key_name(int key, char *buf, size_t size)
 		snprintf(buf, size, "F%d", key - UI_KEY_FN - KEY_F0);
 	else if (key > 0 && key < 27)
 		snprintf(buf, size, "C-%c", 'a' + key - 1);
-	else if (key < 0x80)
-		snprintf(buf, size, "%c", key);
-	else if (key < 0x800)
-		snprintf(buf, size, "%c%c", 0xc0 | (key >> 6), 0x80 | (key & 0x3f));
-	else if (key < 0x10000)
-		snprintf(buf, size, "%c%c%c", 0xe0 | (key >> 12), 0x80 | ((key >> 6) & 0x3f), 0x80 | (key & 0x3f));
-	else
-		snprintf(buf, size, "?");
+	else {
+		char u[5];
+		int n = ui_key_utf8(key, u);
+		snprintf(buf, size, "%.*s", n ? n : 1, n ? u : "?");
+	}
+}
+
+int ui_key_utf8(int key, char *out)
+{
+	if (key < 0 || key >= 0x110000)
+		return 0;
+	if (key < 0x80) {
+		out[0] = (char)key;
+		return 1;
+	}
+	if (key < 0x800) {
+		out[0] = (char)(0xc0 | (key >> 6));
+		out[1] = (char)(0x80 | (key & 0x3f));
+		return 2;
+	}
+	if (key < 0x10000) {
+		out[0] = (char)(0xe0 | (key >> 12));
+		out[1] = (char)(0x80 | ((key >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (key & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (key >> 18));
+	out[1] = (char)(0x80 | ((key >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((key >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (key & 0x3f));
+	return 4;
 }
 
 enum ui_action ui_keymap_lookup(const struct ui_keymap *map, enum ui_key_context ctx, int key)

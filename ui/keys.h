@@ -58,6 +58,8 @@ int ui_keymap_load_user(struct ui_keymap *map, char *warn, size_t warn_size);
 /* "C-a", "S-PgUp", "Enter", "x"; 0 / -1 on an unknown name. */
 int ui_key_parse(const char *name);
 void ui_key_name(int key, char *buf, size_t size);
+/* UTF-8 of a text key into out (4 bytes); returns the length, 0 for a non-text key. */
+int ui_key_utf8(int key, char *out);
 /* The keys of an action as "k, K" for hints and help. */
 void ui_keymap_describe(const struct ui_keymap *map, enum ui_action a, char *buf, size_t size);
 

@@ -70,5 +70,6 @@ extern const struct sb_cli_command sb_cmd_run;
 extern const struct sb_cli_command sb_cmd_shell;
 extern const struct sb_cli_command sb_cmd_stop;
 extern const struct sb_cli_command sb_cmd_touch;
+extern const struct sb_cli_command sb_cmd_tui;
 
 #endif

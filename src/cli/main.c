@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "i18n.h"
@@ -26,6 +27,7 @@ static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_reap,
 	&sb_cmd_doctor,
 	&sb_cmd_image,
+	&sb_cmd_tui,
 	NULL,
 };
 
@@ -74,7 +76,11 @@ int main(int argc, char **argv)
 			return SB_EXIT_USAGE;
 		}
 	}
-	status = sb_cli_dispatch(&cli, NULL, commands, argc - optind, argv + optind);
+	/* no command on a terminal: the workbench */
+	if (optind == argc && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		status = sb_cli_dispatch(&cli, NULL, commands, 1, (char *[]){ "tui", NULL });
+	else
+		status = sb_cli_dispatch(&cli, NULL, commands, argc - optind, argv + optind);
 	sb_root_close(cli.root);
 	return status;
 }

@@ -1,0 +1,275 @@
+/* The workbench end to end: the real sandbench on a pty, read back through
+ * libvterm, against real sandboxes (runsc) in a scratch root. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+#include "harness.h"
+#include "image_bootstrap.h"
+#include "root.h"
+#include "sandbox.h"
+#include "testutil.h"
+
+#define WAIT 30000   /* deadline of one screen condition (runsc on 2 busy cores) */
+
+static char *root_dir;
+static char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
+
+static void setup(void)
+{
+	struct sb_root *root;
+	struct sb_bootstrap_opts opts = { .kind = SB_BOOTSTRAP_BUSYBOX };
+	struct sb_bootstrap_result res;
+	struct sb_error err;
+
+	root_dir = tu_tempdir("tui");
+	cr_assert_not_null(root_dir);
+	cr_assert_eq(sb_root_open(&root, root_dir, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
+	snprintf(image, sizeof(image), "%s", res.image.digest);
+	sb_root_close(root);
+}
+
+static void teardown(void)
+{
+	struct sb_root *root;
+	struct sb_sandbox_info *list;
+	size_t n;
+
+	if (sb_root_open(&root, root_dir, NULL) == 0) {
+		if (sb_sandbox_list(&list, &n, root, NULL) == 0) {
+			for (size_t i = 0; i < n; i++)
+				sb_sandbox_remove(root, list[i].rec.name, SB_REMOVE_FORCE, NULL);
+			sb_sandbox_list_free(list, n);
+		}
+		sb_root_close(root);
+	}
+	tu_remove(root_dir);
+	free(root_dir);
+}
+
+TestSuite(tui, .init = setup, .fini = teardown, .timeout = 180);
+
+static void cli_ok(const char *a, const char *b, const char *c, const char *d, const char *e, const char *f)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, a, b, c, d, e, f, NULL);
+
+	cr_assert_eq(r.status, 0, "sandbench %s %s: %s", a, b ? b : "", r.err);
+	tu_run_free(&r);
+}
+
+static int cli_status(const char *a, const char *b)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, a, b, NULL);
+	int status = r.status;
+
+	tu_run_free(&r);
+	return status;
+}
+
+static char *cli_state(const char *name)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, "inspect", name, "--json", NULL);
+	char *state = NULL, *p = r.out ? strstr(r.out, "\"state\": \"") : NULL;
+
+	if (p)
+		state = strndup(p + 10, strcspn(p + 10, "\""));
+	tu_run_free(&r);
+	return state;
+}
+
+static struct tui *open_tui(const char *extra, const char *const *env)
+{
+	const char *argv[] = { "--root", root_dir, extra, NULL };
+	struct tui *t = tui_start(40, 120, argv, env);
+
+	cr_assert_not_null(t);
+	cr_assert_eq(tui_wait_text(t, "Sandboxes", WAIT), 0, "the workbench did not draw");
+	return t;
+}
+
+static void quit(struct tui *t)
+{
+	tui_send(t, "q");
+	cr_assert_eq(tui_finish(t, WAIT), 0);
+}
+
+Test(tui, panes_list_real_sandboxes)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	cli_ok("create", "beta", "--image", image, "--permanent", "--owner=plugin:search");
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "alpha", "temporary", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "beta", "permanent", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "beta", "plugin:search", WAIT), 0);
+	{
+		char short_digest[16];
+		snprintf(short_digest, sizeof(short_digest), "@%.12s", image + 7);
+		cr_assert_eq(tui_wait_row(t, "alpha", short_digest, WAIT), 0, "image with its short digest");
+	}
+	/* the mounts pane shows the exchange folder of both, read-write */
+	tui_send(t, "3");
+	cr_assert_eq(tui_wait_row(t, "/exchange", "rw", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "beta", "/exchange", WAIT), 0);
+	/* the images pane: the image and who uses it */
+	tui_send(t, "2");
+	cr_assert_eq(tui_wait_row(t, "sandbench/default", "alpha, beta", WAIT), 0);
+	/* help is generated from the key table and explains activity */
+	tui_send(t, "?");
+	cr_assert_eq(tui_wait_text(t, "In the panes", WAIT), 0);
+	tui_send(t, "G");
+	cr_assert_eq(tui_wait_text(t, "What counts as activity", WAIT), 0);
+	tui_send(t, "\x1b");
+	cr_assert_eq(tui_wait_gone(t, "What counts as activity", WAIT), 0);
+	quit(t);
+}
+
+Test(tui, filter_and_sort)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	cli_ok("create", "beta", "--image", image, "--permanent", "--owner=plugin:search");
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "beta", "running", WAIT), 0);
+	cr_assert_lt(tui_find_row(t, "alpha "), tui_find_row(t, "beta "), "sorted by name");
+	tui_send(t, "O");   /* reverse */
+	cr_assert_eq(tui_wait_text(t, "NAME▼", WAIT), 0);
+	cr_assert_gt(tui_find_row(t, "alpha "), tui_find_row(t, "beta "), "reversed");
+	tui_send(t, "O");
+	/* live filter on the owner */
+	tui_send(t, "/plugin");
+	cr_assert_eq(tui_wait_gone(t, "alpha ", WAIT), 0);
+	cr_assert_neq(tui_find_row(t, "beta "), -1);
+	tui_send(t, "\x1b");   /* Esc clears it */
+	cr_assert_eq(tui_wait_text(t, "alpha ", WAIT), 0);
+	/* sort by kind: permanent before temporary */
+	tui_send(t, "oo");
+	cr_assert_eq(tui_wait_text(t, "KIND▲", WAIT), 0);
+	cr_assert_lt(tui_find_row(t, "beta "), tui_find_row(t, "alpha "));
+	quit(t);
+}
+
+Test(tui, create_through_the_form)
+{
+	struct tui *t = open_tui(NULL, NULL);
+	char *state;
+
+	tui_send(t, "c");
+	cr_assert_eq(tui_wait_text(t, "Create a sandbox", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "sandbench/default:latest", WAIT), 0, "the image comes from the Images list");
+	tui_send(t, "gamma");
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_gone(t, "Create a sandbox", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "gamma", "running", 60000), 0);
+	state = cli_state("gamma");
+	cr_assert_str_eq(state ? state : "", "running");
+	free(state);
+	quit(t);
+}
+
+Test(tui, attached_shell_runs_commands)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "[1:alpha]", WAIT), 0);
+	tui_send(t, "echo hel''lo-$((6*7))\r");
+	cr_assert_eq(tui_wait_text(t, "hello-42", WAIT), 0);
+	/* the prefix key gives the keyboard back to the panes; the shell stays */
+	tui_send(t, "\x07");
+	cr_assert_eq(tui_wait_row(t, "alpha*", "running", WAIT), 0);
+	/* ] returns to it, with its screen intact */
+	tui_send(t, "]");
+	cr_assert_eq(tui_wait_text(t, "hello-42", WAIT), 0);
+	tui_send(t, "exit\r");
+	cr_assert_eq(tui_wait_text(t, "shell closed", WAIT), 0);
+	{
+		char *state = cli_state("alpha");
+		cr_assert_str_eq(state ? state : "", "running", "closing a shell never disturbs the sandbox");
+		free(state);
+	}
+	quit(t);
+}
+
+Test(tui, resize_reflows)
+{
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_text(t, "Details", WAIT), 0);
+	tui_resize(t, 24, 80);   /* too small for the details pane */
+	cr_assert_eq(tui_wait_gone(t, "Details", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "Sandboxes", WAIT), 0);
+	tui_resize(t, 10, 40);
+	cr_assert_eq(tui_wait_text(t, "too small", WAIT), 0);
+	tui_resize(t, 40, 120);
+	cr_assert_eq(tui_wait_text(t, "Details", WAIT), 0);
+	quit(t);
+}
+
+Test(tui, remove_asks_then_removes)
+{
+	cli_ok("create", "beta", "--image", image, "--permanent", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "beta", "running", WAIT), 0);
+	tui_send(t, "d");
+	cr_assert_eq(tui_wait_text(t, "Remove sandbox 'beta'?", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "PERMANENT workspace", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "Kept:", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "the exchange folder", WAIT), 0);
+	tui_send(t, "n");
+	cr_assert_eq(tui_wait_gone(t, "Remove sandbox", WAIT), 0);
+	cr_assert_eq(cli_status("inspect", "beta"), 0, "cancel keeps it");
+	tui_send(t, "d");
+	cr_assert_eq(tui_wait_text(t, "Remove sandbox 'beta'?", WAIT), 0);
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_text(t, "beta: removed", 60000), 0);
+	cr_assert_eq(cli_status("inspect", "beta"), 3, "gone");
+	quit(t);
+}
+
+Test(tui, readonly_refuses_changes)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	const char *argv_extra = "--readonly";
+	const char *argv[] = { "--root", root_dir, "tui", argv_extra, NULL };
+	struct tui *t = tui_start(40, 120, argv, NULL);
+	char *state;
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "x");
+	cr_assert_eq(tui_wait_text(t, "read-only: 'stop' is refused", WAIT), 0);
+	tui_send(t, "c");
+	cr_assert_eq(tui_wait_text(t, "read-only: 'create' is refused", WAIT), 0);
+	cr_assert_eq(tui_find_row(t, "Create a sandbox"), -1);
+	state = cli_state("alpha");
+	cr_assert_str_eq(state ? state : "", "running");
+	free(state);
+	quit(t);
+}
+
+Test(tui, german_strings)
+{
+	char *mo_dir = sb_strdupf("%s/locale/de/LC_MESSAGES", root_dir), *po = tu_srcpath("po/de.po");
+	char *env_dir = sb_strdupf("SANDBENCH_LOCALEDIR=%s/locale", root_dir);
+
+	cr_assert_eq(sb_fs_mkdirs(mo_dir, 0755, NULL), 0);
+	cr_assert_eq(tu_sh("msgfmt -o '%s/sandbench.mo' '%s'", mo_dir, po), 0);
+	const char *env[] = { env_dir, "LANGUAGE=de", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", NULL };
+	const char *argv[] = { "--root", root_dir, NULL };
+	struct tui *t = tui_start(40, 120, argv, env);
+	cr_assert_eq(tui_wait_text(t, "Abbilder", WAIT), 0, "the Images pane in German");
+	cr_assert_eq(tui_wait_text(t, "Ereignisse", WAIT), 0, "the event log in German");
+	quit(t);
+	free(mo_dir);
+	free(po);
+	free(env_dir);
+}

@@ -1,0 +1,297 @@
+/* Lifecycle actions on sandboxes: each runs as a job (jobs.c) through the
+ * runtime library, and reports back into the status line and the event log. */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "i18n.h"
+#include "ui.h"
+
+/* How much "extend" adds to a temporary sandbox's idle timeout. */
+#define EXTEND_SECONDS 3600
+
+struct op {
+	char name[SB_SANDBOX_NAME_MAX + 1];
+	char done_msg[256];
+};
+
+
+static void op_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	struct op *o = arg;
+
+	if (rc < 0) {
+		ui_app_message(app, 1, "%s", message);
+		ui_event_add(app, 1, "%s: %s", o->name, message);
+	} else {
+		ui_app_message(app, 0, "%s", o->done_msg);
+	}
+	ui_app_reload(app);
+}
+
+static int job_stop(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	(void)ctx;
+	return sb_sandbox_stop(root, ((struct op *)arg)->name, _("stopped from the workbench"), err);
+}
+
+static int job_restore(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	(void)ctx;
+	return sb_sandbox_restore(root, ((struct op *)arg)->name, err);
+}
+
+static int job_remove(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	(void)ctx;
+	return sb_sandbox_remove(root, ((struct op *)arg)->name, 0, err);
+}
+
+static int job_expire(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	(void)ctx;
+	return sb_sandbox_expire(root, ((struct op *)arg)->name, err);
+}
+
+static int job_extend(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct sb_record rec;
+	int rc;
+
+	(void)ctx;
+	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
+		return rc;
+	if ((rc = sb_record_load(&rec, root, ((struct op *)arg)->name, err)) == 0) {
+		if (rec.kind != SB_KIND_TEMPORARY)
+			rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is permanent: it never expires"), rec.name);
+		else {
+			rec.idle_timeout += EXTEND_SECONDS;
+			rc = sb_record_save(root, &rec, err);
+		}
+		sb_record_clear(&rec);
+	}
+	sb_root_unlock(root);
+	return rc == 0 ? sb_sandbox_touch(root, ((struct op *)arg)->name, err) : rc;
+}
+
+static void start_job(struct ui_app *app, ui_job_fn fn, const char *name, const char *label, const char *done_msg)
+{
+	struct op *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return;
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	snprintf(o->done_msg, sizeof(o->done_msg), "%s", done_msg);
+	ui_job_start(app, label, fn, o, op_done, free);
+}
+
+/* The messages are formatted here, where gettext's format checking sees them. */
+#define START(app, fn, name, label_fmt, done_fmt)                                 \
+	do {                                                                      \
+		char label_[160], done_[256];                                     \
+		snprintf(label_, sizeof(label_), label_fmt, name);                \
+		snprintf(done_, sizeof(done_), done_fmt, name);                   \
+		start_job(app, fn, name, label_, done_);                          \
+	} while (0)
+
+static void stop_now(struct ui_app *app, const char *name)
+{
+	int closed = ui_shells_close(app, name);
+
+	if (closed)
+		ui_event_add(app, 0, _("%s: closed %d attached shell(s) before stopping"), name, closed);
+	START(app, job_stop, name, _("stopping %s"), _("stopped %s (memory kept on disk)"));
+}
+
+static void inspect(struct ui_app *app, const struct sb_sandbox_info *s)
+{
+	json_t *doc = sb_record_to_json(&s->rec);
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	char title[128];
+
+	snprintf(title, sizeof(title), _("%s: sandbox.json"), s->rec.name);
+	ui_viewer_open(app, title, text ? text : _("(cannot render the record)"));
+	free(text);
+	json_decref(doc);
+}
+
+void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_info *s)
+{
+	struct sb_error err;
+	char title[160], text[512];
+	size_t shells;
+
+	switch (a) {
+	case UI_ACT_NONE:   /* removal, confirmed */
+		ui_shells_close(app, s->rec.name);
+		START(app, job_remove, s->rec.name, _("removing %s"), _("removed %s"));
+		break;
+	case UI_ACT_SHELL:
+		if (s->rec.state != SB_STATE_RUNNING)
+			ui_app_message(app, 1, _("%s is %s: restore it first (r)"), s->rec.name,
+				       sb_sandbox_state_name(s->rec.state));
+		else
+			ui_shell_attach(app, s->rec.name);
+		break;
+	case UI_ACT_STOP:
+		if (s->rec.state != SB_STATE_RUNNING) {
+			ui_app_message(app, 1, _("%s is not running"), s->rec.name);
+			break;
+		}
+		if ((shells = ui_shells_count(app, s->rec.name)) > 0) {
+			snprintf(title, sizeof(title), _("Stop '%s'?"), s->rec.name);
+			snprintf(text, sizeof(text),
+				 _("%zu shell(s) are attached to %s.\nThey will be closed, then the sandbox is stopped\n"
+				   "(memory and processes are kept on disk)."), shells, s->rec.name);
+			ui_confirm_open(app, title, text, _("close the shells and stop"), stop_now, s->rec.name);
+		} else {
+			stop_now(app, s->rec.name);
+		}
+		break;
+	case UI_ACT_RESTORE:
+		if (s->rec.state == SB_STATE_RUNNING)
+			ui_app_message(app, 1, _("%s is already running"), s->rec.name);
+		else
+			START(app, job_restore, s->rec.name, _("restoring %s"), _("restored %s"));
+		break;
+	case UI_ACT_REMOVE:
+		ui_confirm_remove(app, s);
+		break;
+	case UI_ACT_EXPIRE:
+		if (s->rec.kind != SB_KIND_TEMPORARY) {
+			ui_app_message(app, 1, _("%s is permanent: it never expires"), s->rec.name);
+			break;
+		}
+		ui_shells_close(app, s->rec.name);
+		START(app, job_expire, s->rec.name, _("expiring %s"), _("expired %s"));
+		break;
+	case UI_ACT_EXTEND:
+		START(app, job_extend, s->rec.name, _("extending %s"), _("extended the idle timeout of %s by an hour"));
+		break;
+	case UI_ACT_TOUCH:
+		/* one utimensat: no need for a job */
+		if (sb_sandbox_touch(app->root, s->rec.name, &err) < 0)
+			ui_app_message(app, 1, "%s", err.msg);
+		else
+			ui_app_message(app, 0, _("touched %s: its idle time starts again"), s->rec.name);
+		ui_app_reload(app);
+		break;
+	case UI_ACT_INSPECT:
+		inspect(app, s);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- create ---- */
+
+struct create_arg {
+	struct sb_sandbox_spec spec;
+	char *strings[8];
+	struct sb_sandbox_mount *mounts;
+	char done_msg[128];
+};
+
+static void create_free(void *p)
+{
+	struct create_arg *c = p;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < sizeof(c->strings) / sizeof(c->strings[0]); i++)
+		free(c->strings[i]);
+	for (size_t i = 0; i < c->spec.n_mounts; i++) {
+		free(c->mounts[i].host);
+		free(c->mounts[i].path);
+	}
+	free(c->mounts);
+	free(c);
+}
+
+static int job_create(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	(void)ctx;
+	return sb_sandbox_create(NULL, root, &((struct create_arg *)arg)->spec, err);
+}
+
+static void create_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	struct create_arg *c = arg;
+
+	if (rc < 0) {
+		ui_app_message(app, 1, "%s", message);
+		ui_event_add(app, 1, "%s: %s", c->spec.name, message);
+	} else {
+		ui_app_message(app, 0, "%s", c->done_msg);
+	}
+	ui_app_reload(app);
+}
+
+void ui_action_create(struct ui_app *app, const struct sb_sandbox_spec *spec)
+{
+	struct create_arg *c = calloc(1, sizeof(*c));
+	char label[128];
+
+	if (!c)
+		return;
+	c->spec = *spec;
+	c->spec.name = c->strings[0] = strdup(spec->name);
+	c->spec.image = c->strings[1] = spec->image ? strdup(spec->image) : NULL;
+	c->spec.owner = c->strings[2] = spec->owner ? strdup(spec->owner) : NULL;
+	c->spec.labels = NULL;
+	c->spec.n_labels = 0;
+	c->mounts = spec->n_mounts ? calloc(spec->n_mounts, sizeof(*c->mounts)) : NULL;
+	for (size_t i = 0; i < spec->n_mounts && c->mounts; i++) {
+		c->mounts[i].host = strdup(spec->mounts[i].host);
+		c->mounts[i].path = strdup(spec->mounts[i].path);
+		c->mounts[i].mode = spec->mounts[i].mode;
+	}
+	c->spec.mounts = c->mounts;
+	c->spec.n_mounts = c->mounts ? spec->n_mounts : 0;
+	snprintf(c->done_msg, sizeof(c->done_msg), _("created %s"), spec->name);
+	snprintf(label, sizeof(label), _("creating %s"), spec->name);
+	ui_job_start(app, label, job_create, c, create_done, create_free);
+}
+
+/* ---- the reaper, while the workbench is open ---- */
+
+static int job_reap(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct sb_reap_item *items = NULL;
+	size_t n = 0;
+	char idle[32];
+	int rc;
+
+	(void)arg;
+	if ((rc = sb_sandbox_reap(&items, &n, root, 0, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		ui_format_duration(idle, sizeof(idle), items[i].idle_seconds);
+		if (items[i].rc < 0)
+			ui_job_event(ctx, 1, _("%s: idle %s, expiry (%s) failed: %s"), items[i].name, idle,
+				     sb_expiry_action_name(items[i].action), items[i].message);
+		else
+			ui_job_event(ctx, 0, _("%s: idle %s, expired by the reaper (%s)"), items[i].name, idle,
+				     sb_expiry_action_name(items[i].action));
+	}
+	free(items);
+	return 0;
+}
+
+static void reap_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	(void)arg;
+	if (rc < 0)
+		ui_event_add(app, 1, _("reaper: %s"), message);
+	ui_app_reload(app);
+}
+
+void ui_action_reap(struct ui_app *app)
+{
+	if (!ui_jobs_busy(app, _("reaping")))
+		ui_job_start(app, _("reaping"), job_reap, NULL, reap_done, NULL);
+}

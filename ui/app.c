@@ -1,0 +1,666 @@
+/* The workbench's main loop: one poll over the keyboard, signals (self-pipe),
+ * running jobs and attached shells; handlers change state and mark it dirty;
+ * one render per iteration. The terminal is restored on every way out. */
+#include "config.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "draw.h"
+#include "i18n.h"
+#include "proc.h"
+#include "theme.h"
+#include "ui.h"
+
+#define RELOAD_MS 5000          /* re-read the records (changes from the CLI, agents) */
+#define REAP_MS 30000           /* run the reaper while open */
+#define TICK_MS 1000            /* countdowns */
+#define FRAME_MS 16             /* at most this often while shells stream output */
+
+static int sig_pipe[2] = { -1, -1 };
+static int curses_on;
+
+static const struct ui_pane *const panes[UI_PANE_COUNT] = {
+	[UI_PANE_SANDBOXES] = &ui_pane_sandboxes,
+	[UI_PANE_IMAGES] = &ui_pane_images,
+	[UI_PANE_MOUNTS] = &ui_pane_mounts,
+};
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int e = errno;
+
+	if (write(sig_pipe[1], &b, 1) < 0) {
+		/* the pipe is full: a wake-up is pending anyway */
+	}
+	errno = e;
+}
+
+static void restore_terminal(void)
+{
+	if (curses_on) {
+		endwin();
+		curses_on = 0;
+	}
+}
+
+void ui_app_message(struct ui_app *app, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(app->message, sizeof(app->message), fmt, ap);
+	va_end(ap);
+	app->message_error = error;
+	app->message_until = sb_clock_now() + 5;
+	app->dirty = 1;
+}
+
+struct sb_sandbox_info *ui_app_find_sandbox(struct ui_app *app, const char *name)
+{
+	for (size_t i = 0; i < app->n_sbx; i++)
+		if (!strcmp(app->sbx[i].rec.name, name))
+			return &app->sbx[i];
+	return NULL;
+}
+
+struct sb_sandbox_info *ui_app_selected_sandbox(struct ui_app *app)
+{
+	size_t sel = app->views[UI_PANE_SANDBOXES].selected;
+
+	return sel < app->n_order && app->order ? &app->sbx[app->order[sel]] : NULL;
+}
+
+void ui_app_reload(struct ui_app *app)
+{
+	struct sb_sandbox_info *list = NULL;
+	size_t n = 0;
+	struct sb_error err;
+
+	if (sb_sandbox_list(&list, &n, app->root, &err) < 0) {
+		ui_app_message(app, 1, "%s", err.msg);
+		return;
+	}
+	if (app->listed)
+		ui_event_diff(app, app->sbx, app->n_sbx, list, n);
+	/* rebuild reads the old selection's name before the list goes */
+	struct sb_sandbox_info *old = app->sbx;
+	size_t n_old = app->n_sbx;
+	char selected[SB_SANDBOX_NAME_MAX + 1] = "";
+	struct sb_sandbox_info *sel = ui_app_selected_sandbox(app);
+	if (sel)
+		snprintf(selected, sizeof(selected), "%s", sel->rec.name);
+	app->sbx = list;
+	app->n_sbx = n;
+	app->n_order = 0;
+	ui_sandboxes_rebuild(app);
+	for (size_t i = 0; selected[0] && i < app->n_order; i++)
+		if (!strcmp(app->sbx[app->order[i]].rec.name, selected))
+			app->views[UI_PANE_SANDBOXES].selected = i;
+	sb_sandbox_list_free(old, n_old);
+	app->listed = 1;
+	app->dirty = 1;
+}
+
+int ui_app_may_change(struct ui_app *app, enum ui_action a)
+{
+	const struct ui_action_info *info = ui_action_info(a);
+
+	if (!app->opts.readonly || !info || !info->changes)
+		return 1;
+	ui_app_message(app, 1, _("read-only: '%s' is refused (the workbench was started with --readonly)"), info->name);
+	return 0;
+}
+
+void ui_app_clamp_view(struct ui_app *app, enum ui_pane_id pane, size_t rows, int h)
+{
+	struct ui_pane_view *v = &app->views[pane];
+
+	if (rows == 0) {
+		v->selected = v->top = 0;
+		return;
+	}
+	if (v->selected >= rows)
+		v->selected = rows - 1;
+	if (h < 1)
+		h = 1;
+	if (v->selected < v->top)
+		v->top = v->selected;
+	if (v->selected >= v->top + (size_t)h)
+		v->top = v->selected - (size_t)h + 1;
+	if (v->top + (size_t)h > rows)
+		v->top = rows > (size_t)h ? rows - (size_t)h : 0;
+}
+
+int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page)
+{
+	struct ui_pane_view *v = &app->views[app->pane];
+	size_t p = page > 1 ? (size_t)page : 1;
+
+	switch (a) {
+	case UI_ACT_UP:
+		v->selected = v->selected ? v->selected - 1 : 0;
+		break;
+	case UI_ACT_DOWN:
+		v->selected = v->selected + 1 < rows ? v->selected + 1 : v->selected;
+		break;
+	case UI_ACT_PAGE_UP:
+		v->selected = v->selected > p ? v->selected - p : 0;
+		break;
+	case UI_ACT_PAGE_DOWN:
+		v->selected = rows && v->selected + p < rows ? v->selected + p : (rows ? rows - 1 : 0);
+		break;
+	case UI_ACT_TOP:
+		v->selected = 0;
+		break;
+	case UI_ACT_BOTTOM:
+		v->selected = rows ? rows - 1 : 0;
+		break;
+	default:
+		return 0;
+	}
+	app->dirty = 1;
+	return 1;
+}
+
+/* ---- windows ---- */
+
+static void delete_windows(struct ui_app *app)
+{
+	WINDOW **all[] = { &app->w_title, &app->w_list, &app->w_details, &app->w_events, &app->w_status,
+			   &app->w_shell, &app->w_overlay };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (*all[i])
+			delwin(*all[i]);
+		*all[i] = NULL;
+	}
+}
+
+static WINDOW *win(struct ui_rect r)
+{
+	return r.h > 0 && r.w > 0 ? newwin(r.h, r.w, r.y, r.x) : NULL;
+}
+
+static void apply_layout(struct ui_app *app, int rows, int cols)
+{
+	struct ui_layout *l = &app->layout;
+
+	delete_windows(app);
+	ui_layout_compute(l, rows, cols);
+	if (l->too_small)
+		return;
+	app->w_title = win(l->title);
+	app->w_list = win(l->list);
+	app->w_details = win(l->details);
+	app->w_events = win(l->events);
+	app->w_status = win(l->status);
+	/* the shell's first row is its header; the terminal gets the rest */
+	app->w_shell = win(l->shell);
+	app->w_overlay = newwin(3, 20, 0, 0);
+	ui_shells_resize(app);
+	app->dirty = 1;
+}
+
+static void handle_resize(struct ui_app *app)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0 || ws.ws_col == 0)
+		return;
+	resizeterm(ws.ws_row, ws.ws_col);
+	apply_layout(app, ws.ws_row, ws.ws_col);
+}
+
+/* ---- rendering ---- */
+
+static void draw_title(struct ui_app *app)
+{
+	WINDOW *w = app->w_title;
+	size_t running = 0;
+	char buf[512], tabs[256];
+	int x;
+
+	for (size_t i = 0; i < app->n_sbx; i++)
+		running += app->sbx[i].rec.state == SB_STATE_RUNNING;
+	werase(w);
+	ui_draw_text(w, 0, 0, getmaxx(w), "", ui_theme_attr(UI_ROLE_TITLEBAR), UI_LEFT);
+	snprintf(buf, sizeof(buf), _(" sandbench  %s  %zu sandboxes, %zu running "), sb_root_path(app->root), app->n_sbx,
+		 running);
+	x = ui_draw_put(w, 0, 0, getmaxx(w), buf, ui_theme_attr(UI_ROLE_TITLEBAR) | A_BOLD);
+	if (app->n_shells) {
+		char keys[32];
+		ui_shells_tabs(app, tabs, sizeof(tabs));
+		ui_keymap_describe(&app->keys, UI_ACT_PREFIX, keys, sizeof(keys));
+		snprintf(buf, sizeof(buf), _("| shells: %s| %s: panes"), tabs, keys);
+		ui_draw_put(w, 0, x + 1, getmaxx(w) - x - 1, buf, ui_theme_attr(UI_ROLE_TITLEBAR));
+	}
+}
+
+static void draw_list(struct ui_app *app)
+{
+	WINDOW *w = app->w_list;
+	char title[512];
+	size_t len = 0;
+
+	werase(w);
+	for (int p = 0; p < UI_PANE_COUNT; p++) {
+		int n = snprintf(title + len, sizeof(title) - len, p == (int)app->pane ? " [%d %s (%zu)] " : "  %d %s  ", p + 1,
+				 _(panes[p]->title), panes[p]->rows(app));
+		if (n > 0 && (size_t)n < sizeof(title) - len)
+			len += (size_t)n;
+	}
+	if (app->pane == UI_PANE_SANDBOXES && (app->filter[0] || app->overlay == UI_OV_FILTER))
+		snprintf(title + len, sizeof(title) - len, _("  filter: %s%s"), app->filter,
+			 app->overlay == UI_OV_FILTER ? "_" : "");
+	ui_draw_header(w, title, 1);
+	panes[app->pane]->draw(app, w, app->focus_shell < 0);
+}
+
+static void draw_too_small(struct ui_app *app)
+{
+	char buf[128];
+
+	werase(stdscr);
+	snprintf(buf, sizeof(buf), _("terminal too small: %dx%d, the workbench needs %dx%d"), app->layout.cols,
+		 app->layout.rows, UI_MIN_COLS, UI_MIN_ROWS);
+	mvaddnstr(app->layout.rows / 2, 0, buf, app->layout.cols);
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+static void render(struct ui_app *app, int force_shell)
+{
+	if (app->layout.too_small) {
+		draw_too_small(app);
+		return;
+	}
+	curs_set(0);
+	wnoutrefresh(stdscr);
+	draw_title(app);
+	wnoutrefresh(app->w_title);
+	ui_eventlog_draw(app, app->w_events);
+	wnoutrefresh(app->w_events);
+	ui_statusline_draw(app, app->w_status);
+	if (app->overlay == UI_OV_FILTER) {
+		char buf[256];
+		snprintf(buf, sizeof(buf), _("/%s   (Enter keeps the filter, Esc clears it)"), app->filter);
+		ui_draw_text(app->w_status, 0, 0, getmaxx(app->w_status), buf, ui_theme_attr(UI_ROLE_KEY), UI_LEFT);
+	}
+	wnoutrefresh(app->w_status);
+	if (app->focus_shell >= 0) {
+		if (force_shell)
+			touchwin(app->w_shell);
+		ui_shell_draw(app, force_shell);
+		if (app->overlay == UI_OV_NONE) {
+			wnoutrefresh(app->w_shell);   /* last: its cursor wins */
+			doupdate();
+			return;
+		}
+		wnoutrefresh(app->w_shell);
+	} else {
+		if (app->w_details) {
+			ui_details_draw(app, app->w_details);
+			wnoutrefresh(app->w_details);
+		}
+		draw_list(app);
+		wnoutrefresh(app->w_list);
+	}
+	switch (app->overlay) {
+	case UI_OV_VIEWER:
+		ui_viewer_draw(app);
+		break;
+	case UI_OV_FORM:
+		ui_form_draw(app);
+		break;
+	case UI_OV_CONFIRM:
+		ui_confirm_draw(app);
+		break;
+	case UI_OV_SHELLS:
+		ui_shells_list_draw(app);
+		break;
+	default:
+		break;
+	}
+	if (app->overlay != UI_OV_NONE && app->overlay != UI_OV_FILTER)
+		wnoutrefresh(app->w_overlay);
+	doupdate();
+}
+
+/* ---- keys ---- */
+
+static void close_overlay(struct ui_app *app)
+{
+	switch (app->overlay) {
+	case UI_OV_VIEWER:
+		ui_viewer_close(app);
+		break;
+	case UI_OV_FORM:
+		ui_form_close(app);
+		break;
+	case UI_OV_CONFIRM:
+		ui_confirm_close(app);
+		break;
+	default:
+		free(app->overlay_state);
+		app->overlay_state = NULL;
+		app->overlay = UI_OV_NONE;
+		break;
+	}
+}
+
+static void pane_key(struct ui_app *app, int key)
+{
+	enum ui_action a = ui_keymap_lookup(&app->keys, UI_CTX_PANES, key);
+	int page = app->layout.list.h - 3;
+
+	if (a == UI_ACT_NONE)
+		return;
+	if (!ui_app_may_change(app, a))
+		return;
+	if (ui_app_move(app, a, panes[app->pane]->rows(app), page))
+		return;
+	switch (a) {
+	case UI_ACT_QUIT:
+		app->quit = 1;
+		break;
+	case UI_ACT_HELP:
+		ui_help_open(app);
+		break;
+	case UI_ACT_NEXT_PANE:
+		app->pane = (app->pane + 1) % UI_PANE_COUNT;
+		break;
+	case UI_ACT_PREV_PANE:
+		app->pane = (app->pane + UI_PANE_COUNT - 1) % UI_PANE_COUNT;
+		break;
+	case UI_ACT_PANE_SANDBOXES:
+		app->pane = UI_PANE_SANDBOXES;
+		break;
+	case UI_ACT_PANE_IMAGES:
+		app->pane = UI_PANE_IMAGES;
+		break;
+	case UI_ACT_PANE_MOUNTS:
+		app->pane = UI_PANE_MOUNTS;
+		break;
+	case UI_ACT_CREATE:
+		ui_form_open(app);
+		break;
+	case UI_ACT_REFRESH:
+		ui_app_reload(app);
+		ui_images_reload(app);
+		ui_app_message(app, 0, _("refreshed"));
+		break;
+	case UI_ACT_SHELLS:
+		ui_shells_list_open(app);
+		break;
+	case UI_ACT_NEXT_SHELL:
+		if (app->n_shells)
+			ui_shell_focus(app, (app->focus_shell + 1) % (int)app->n_shells);
+		else
+			ui_app_message(app, 0, _("no shells attached: Enter on a running sandbox attaches one"));
+		break;
+	default:
+		if (!panes[app->pane]->action(app, a))
+			ui_app_message(app, 1, _("'%s' does not apply to the %s pane"), ui_action_info(a)->name,
+				       _(panes[app->pane]->title));
+		break;
+	}
+	app->dirty = 1;
+}
+
+static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
+{
+	int key = is_fn ? UI_KEY_FN + (int)ch : (int)ch;
+
+	if (is_fn && ch == KEY_RESIZE)
+		return;   /* SIGWINCH is ours (see handle_resize) */
+	app->dirty = 1;
+	switch (app->overlay) {
+	case UI_OV_VIEWER:
+		ui_viewer_key(app, key);
+		return;
+	case UI_OV_FORM:
+		ui_form_key(app, key);
+		return;
+	case UI_OV_CONFIRM:
+		ui_confirm_key(app, key);
+		return;
+	case UI_OV_FILTER:
+		ui_filter_key(app, key);
+		return;
+	case UI_OV_SHELLS:
+		ui_shells_list_key(app, key);
+		return;
+	case UI_OV_NONE:
+		break;
+	}
+	if (app->focus_shell >= 0)
+		ui_shell_key(app, (int)ch, is_fn);
+	else
+		pane_key(app, key);
+}
+
+static void read_keys(struct ui_app *app)
+{
+	wint_t ch;
+	int r;
+
+	while ((r = get_wch(&ch)) != ERR)
+		handle_key(app, ch, r == KEY_CODE_YES);
+}
+
+/* ---- signals ---- */
+
+static int setup_signals(void)
+{
+	struct sigaction sa;
+	static const int sigs[] = { SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void handle_signals(struct ui_app *app)
+{
+	unsigned char buf[64];
+	int winch = 0, chld = 0;
+	ssize_t n;
+
+	while ((n = read(sig_pipe[0], buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == SIGWINCH)
+				winch = 1;
+			else if (buf[i] == SIGCHLD)
+				chld = 1;
+			else
+				app->quit = 1;
+		}
+	}
+	if (chld) {
+		ui_shells_reap(app);
+		sb_proc_reap_orphans();
+	}
+	if (winch)
+		handle_resize(app);   /* once for a burst of resizes */
+}
+
+/* ---- the loop ---- */
+
+static void age_countdowns(struct ui_app *app, long long seconds)
+{
+	/* between listings the countdowns move with the clock */
+	for (size_t i = 0; i < app->n_sbx; i++) {
+		app->sbx[i].idle_seconds += seconds;
+		if (app->sbx[i].expires_in > 0)
+			app->sbx[i].expires_in = app->sbx[i].expires_in > seconds ? app->sbx[i].expires_in - seconds : 0;
+	}
+}
+
+static int loop(struct ui_app *app)
+{
+	long long next_tick = mono_ms() + TICK_MS, next_reload = mono_ms() + RELOAD_MS;
+	long long next_reap = app->opts.readonly ? -1 : mono_ms() + REAP_MS, last_frame = 0;
+	int had_overlay = 0;
+
+	if (!app->opts.readonly)
+		ui_action_reap(app);
+	while (!app->quit) {
+		struct pollfd pfd[128];
+		int n = 0, n_jobs, n_shells, timeout;
+		long long now = mono_ms();
+
+		pfd[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		n_jobs = ui_jobs_pollfds(app, pfd + n, 32);
+		n += n_jobs;
+		n_shells = ui_shells_pollfds(app, pfd + n, (int)(sizeof(pfd) / sizeof(pfd[0])) - n);
+		n += n_shells;
+		timeout = (int)(next_tick - now);
+		if (app->dirty || ui_shells_want_render(app))
+			timeout = (int)(last_frame + FRAME_MS - now);
+		if (ui_jobs_running(app) && timeout > 150)
+			timeout = 150;   /* the spinner */
+		if (timeout < 0)
+			timeout = 0;
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			return -1;
+		if (pfd[1].revents & POLLIN)
+			handle_signals(app);
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (pfd[0].revents & (POLLHUP | POLLERR) && !(pfd[0].revents & POLLIN))
+				app->quit = 1;   /* the terminal went away */
+			read_keys(app);
+		}
+		ui_jobs_io(app, pfd + 2, n_jobs);
+		ui_shells_io(app, pfd + 2 + n_jobs, n_shells);
+		now = mono_ms();
+		if (ui_jobs_running(app)) {
+			app->spinner = (int)(now / 150);
+			app->dirty = 1;
+		}
+		if (now >= next_tick) {
+			long long elapsed = (now - next_tick) / 1000 + 1;
+			age_countdowns(app, elapsed);
+			next_tick += elapsed * TICK_MS;
+			app->now = sb_clock_now();
+			app->dirty = 1;
+		}
+		if (now >= next_reload) {
+			ui_app_reload(app);
+			next_reload = now + RELOAD_MS;
+		}
+		if (next_reap >= 0 && now >= next_reap) {
+			ui_action_reap(app);
+			next_reap = now + REAP_MS;
+		}
+		/* pace frames while a shell floods output; keys and everything else render at once */
+		if ((app->dirty || ui_shells_want_render(app)) && (now - last_frame >= FRAME_MS || pfd[0].revents)) {
+			int force = had_overlay && app->overlay == UI_OV_NONE;
+			render(app, force);
+			had_overlay = app->overlay != UI_OV_NONE;
+			app->dirty = 0;
+			last_frame = now;
+		}
+	}
+	return 0;
+}
+
+static int start_curses(void)
+{
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return -1;
+	if (!getenv("ESCDELAY"))
+		set_escdelay(25);
+	if (!initscr())
+		return -1;
+	curses_on = 1;
+	atexit(restore_terminal);
+	raw();
+	noecho();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	ui_theme_init();
+	refresh();
+	return 0;
+}
+
+int ui_run(const struct ui_options *opts)
+{
+	struct ui_app app = { .opts = *opts, .focus_shell = -1 };
+	struct sb_error err;
+	char warn[1024] = "";
+	int rc;
+
+	if (sb_root_open(&app.root, opts->root_path, &err) < 0) {
+		fprintf(stderr, "sandbench: %s\n", err.msg);
+		return 1;
+	}
+	sb_sandbox_process_init(NULL);
+	ui_keymap_defaults(&app.keys);
+	ui_keymap_load_user(&app.keys, warn, sizeof(warn));
+	if (setup_signals() < 0 || start_curses() < 0) {
+		restore_terminal();
+		fprintf(stderr, "%s\n", _("sandbench: the workbench needs a terminal (stdin and stdout)"));
+		sb_root_close(app.root);
+		return 1;
+	}
+	app.now = sb_clock_now();
+	apply_layout(&app, LINES, COLS);
+	ui_app_reload(&app);
+	ui_images_reload(&app);
+	if (warn[0]) {
+		char *nl = strchr(warn, '\n');
+		if (nl)
+			*nl = '\0';
+		ui_app_message(&app, 1, "%s", warn);
+	}
+	ui_event_add(&app, 0, _("workbench started on %s%s"), sb_root_path(app.root),
+		     opts->readonly ? _(" (read-only)") : "");
+	render(&app, 1);
+	app.dirty = 0;
+	rc = loop(&app);
+	/* leaving: shells end, sandboxes stay as they are */
+	ui_shells_close(&app, NULL);
+	ui_jobs_abandon(&app);
+	close_overlay(&app);
+	delete_windows(&app);
+	restore_terminal();
+	ui_images_free(&app);
+	sb_sandbox_list_free(app.sbx, app.n_sbx);
+	free(app.order);
+	free(app.shells);
+	ui_eventlog_free();
+	sb_root_close(app.root);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	return rc < 0 ? 1 : 0;
+}

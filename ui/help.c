@@ -1,0 +1,151 @@
+/* The help overlay, generated from the key table, and the scrollable text
+ * viewer it shares with "inspect" (the record as JSON). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draw.h"
+#include "i18n.h"
+#include "ui.h"
+
+struct viewer {
+	char title[128];
+	char **lines;
+	size_t n, top;
+};
+
+void ui_viewer_open(struct ui_app *app, const char *title, const char *text)
+{
+	struct viewer *v = calloc(1, sizeof(*v));
+	const char *p = text;
+
+	if (!v)
+		return;
+	ui_viewer_close(app);
+	snprintf(v->title, sizeof(v->title), "%s", title);
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char **l = realloc(v->lines, sizeof(*l) * (v->n + 1));
+		if (!l)
+			break;
+		v->lines = l;
+		v->lines[v->n++] = strndup(p, len);
+		p += len + (nl ? 1 : 0);
+	}
+	app->overlay_state = v;
+	app->overlay = UI_OV_VIEWER;
+	app->dirty = 1;
+}
+
+void ui_viewer_close(struct ui_app *app)
+{
+	struct viewer *v = app->overlay_state;
+
+	if (app->overlay != UI_OV_VIEWER || !v)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		free(v->lines[i]);
+	free(v->lines);
+	free(v);
+	app->overlay_state = NULL;
+	app->overlay = UI_OV_NONE;
+	app->dirty = 1;
+}
+
+void ui_viewer_draw(struct ui_app *app)
+{
+	struct viewer *v = app->overlay_state;
+	struct ui_rect r = ui_layout_dialog(&app->layout, app->layout.rows - 2, app->layout.cols - 8);
+	WINDOW *w = app->w_overlay;
+	int body = r.h - 3;
+	char foot[128];
+
+	wresize(w, r.h, r.w);
+	mvwin(w, r.y, r.x);
+	ui_draw_box(w, v->title);
+	for (int i = 0; i < body && v->top + (size_t)i < v->n; i++)
+		ui_draw_put(w, 1 + i, 2, r.w - 4, v->lines[v->top + (size_t)i], ui_theme_attr(UI_ROLE_DIALOG));
+	snprintf(foot, sizeof(foot), _(" %zu/%zu  Up/Down PgUp/PgDn scroll, Esc or q closes "),
+		 v->n ? v->top + 1 : 0, v->n);
+	ui_draw_put(w, r.h - 1, 2, r.w - 4, foot, ui_theme_attr(UI_ROLE_DIALOG));
+}
+
+void ui_viewer_key(struct ui_app *app, int key)
+{
+	struct viewer *v = app->overlay_state;
+	int page = app->layout.rows - 6;
+	enum ui_action a = ui_keymap_lookup(&app->keys, UI_CTX_PANES, key);
+	size_t max = v->n > (size_t)page ? v->n - (size_t)page : 0;
+
+	if (key == 27 || a == UI_ACT_QUIT || a == UI_ACT_HELP || a == UI_ACT_INSPECT) {
+		ui_viewer_close(app);
+		return;
+	}
+	if (a == UI_ACT_DOWN)
+		v->top = v->top < max ? v->top + 1 : max;
+	else if (a == UI_ACT_UP)
+		v->top = v->top ? v->top - 1 : 0;
+	else if (a == UI_ACT_PAGE_DOWN || key == ' ')
+		v->top = v->top + (size_t)page < max ? v->top + (size_t)page : max;
+	else if (a == UI_ACT_PAGE_UP)
+		v->top = v->top > (size_t)page ? v->top - (size_t)page : 0;
+	else if (a == UI_ACT_TOP)
+		v->top = 0;
+	else if (a == UI_ACT_BOTTOM)
+		v->top = max;
+	app->dirty = 1;
+}
+
+static void append(char **buf, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+	char *b = realloc(*buf, *len + n + 1);
+
+	if (!b)
+		return;
+	memcpy(b + *len, s, n + 1);
+	*buf = b;
+	*len += n;
+}
+
+void ui_help_open(struct ui_app *app)
+{
+	static const struct {
+		enum ui_key_context ctx;
+		const char *heading;
+	} sections[] = {
+		{ UI_CTX_PANES, N_("In the panes") },
+		{ UI_CTX_SHELL, N_("In an attached shell (every other key goes to the shell)") },
+	};
+	char *text = NULL, line[512], keys[64];
+	size_t len = 0;
+
+	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++) {
+		snprintf(line, sizeof(line), "%s%s\n", s ? "\n" : "", _(sections[s].heading));
+		append(&text, &len, line);
+		for (int a = 1; a < UI_ACT_COUNT; a++) {
+			const struct ui_action_info *info = ui_action_info(a);
+			if (!info || info->context != sections[s].ctx)
+				continue;
+			ui_keymap_describe(&app->keys, a, keys, sizeof(keys));
+			snprintf(line, sizeof(line), "  %-16s %-14s %s%s\n", keys[0] ? keys : _("(unbound)"), info->name,
+				 _(info->help), info->changes && app->opts.readonly ? _(" [refused: read-only]") : "");
+			append(&text, &len, line);
+		}
+	}
+	append(&text, &len, "\n");
+	append(&text, &len, _("What counts as activity\n"
+			      "  A temporary sandbox expires when it has been idle for its idle timeout:\n"
+			      "  it is then removed or stopped, as its expiry action says. Activity is a\n"
+			      "  command run in it (sandbench exec), typing in an attached shell, and an\n"
+			      "  explicit touch (t, or sandbench touch). Output alone is not activity.\n"
+			      "  The reaper runs while the workbench is open, and from 'sandbench reap'.\n"));
+	append(&text, &len, "\n");
+	append(&text, &len, _("Key bindings come from a table; ~/.config/sandbench/keys.conf overrides\n"
+			      "them (see data/keys.conf for the names).\n"));
+	ui_viewer_open(app, _("Help"), text ? text : "");
+	free(text);
+}

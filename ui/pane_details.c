@@ -1,0 +1,40 @@
+/* The details pane: the record of the selected row of the focused list pane. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "draw.h"
+#include "i18n.h"
+#include "ui.h"
+
+struct details_ctx {
+	WINDOW *w;
+	int y, width, label_w;
+};
+
+static void put_line(void *user, const char *label, const char *value, int warn)
+{
+	struct details_ctx *c = user;
+
+	if (c->y >= getmaxy(c->w))
+		return;
+	ui_draw_text(c->w, c->y, 1, c->label_w, label, ui_theme_attr(UI_ROLE_DIM), UI_LEFT);
+	ui_draw_put(c->w, c->y, c->label_w + 2, c->width - c->label_w - 3, value,
+		    ui_theme_attr(warn ? UI_ROLE_WARN : UI_ROLE_NORMAL));
+	c->y++;
+}
+
+void ui_details_draw(struct ui_app *app, WINDOW *w)
+{
+	static const struct ui_pane *const panes[] = { &ui_pane_sandboxes, &ui_pane_images, &ui_pane_mounts };
+	const struct ui_pane *p = panes[app->pane];
+	struct details_ctx c = { .w = w, .y = 1, .width = getmaxx(w), .label_w = 13 };
+	char title[128];
+
+	werase(w);
+	snprintf(title, sizeof(title), " %s ", _("Details"));
+	ui_draw_header(w, title, 0);
+	if (p->rows(app) == 0)
+		return;
+	p->details(app, app->views[app->pane].selected, put_line, &c);
+}

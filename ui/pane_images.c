@@ -1,0 +1,252 @@
+/* The Images pane: installed images with their pinned digest, size and the
+ * sandboxes that use them; remove and prune from here. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draw.h"
+#include "i18n.h"
+#include "image_store.h"
+#include "ui.h"
+
+struct images {
+	struct sb_image_info *list;
+	size_t n;
+};
+
+static struct images *state(struct ui_app *app)
+{
+	if (!app->images)
+		app->images = calloc(1, sizeof(struct images));
+	return app->images;
+}
+
+void ui_images_reload(struct ui_app *app)
+{
+	struct images *im = state(app);
+	struct sb_error err;
+	struct sb_image_info *list = NULL;
+	size_t n = 0;
+
+	if (!im)
+		return;
+	if (sb_image_list(&list, &n, app->root, &err) < 0) {
+		ui_app_message(app, 1, "%s", err.msg);
+		return;
+	}
+	sb_image_list_free(im->list, im->n);
+	im->list = list;
+	im->n = n;
+	app->dirty = 1;
+}
+
+void ui_images_free(struct ui_app *app)
+{
+	struct images *im = app->images;
+
+	if (!im)
+		return;
+	sb_image_list_free(im->list, im->n);
+	free(im);
+	app->images = NULL;
+}
+
+size_t ui_images_count(struct ui_app *app)
+{
+	struct images *im = state(app);
+
+	return im ? im->n : 0;
+}
+
+const char *ui_images_ref(struct ui_app *app, size_t i)
+{
+	struct images *im = state(app);
+
+	if (!im || i >= im->n)
+		return NULL;
+	return im->list[i].ref[0] ? im->list[i].ref : im->list[i].digest;
+}
+
+static size_t rows(struct ui_app *app)
+{
+	return ui_images_count(app);
+}
+
+static void used_by(const struct sb_image_info *img, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < img->n_used_by && len + 1 < size; i++) {
+		int n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", img->used_by[i]);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!img->n_used_by)
+		snprintf(buf, size, "-");
+}
+
+static void draw(struct ui_app *app, WINDOW *w, int focused)
+{
+	struct images *im = state(app);
+	struct ui_pane_view *v = &app->views[UI_PANE_IMAGES];
+	int h = getmaxy(w) - 2, width = getmaxx(w), wd = 14, ws = 8;
+	int wr = (width - wd - ws - 3) / 2, wu = width - wr - wd - ws - 3;
+	char buf[1024];
+
+	ui_draw_text(w, 1, 0, wr, _("REFERENCE"), ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
+	ui_draw_text(w, 1, wr + 1, wd, _("DIGEST"), ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
+	ui_draw_text(w, 1, wr + wd + 2, ws, _("SIZE"), ui_theme_attr(UI_ROLE_COLUMNS), UI_RIGHT);
+	ui_draw_text(w, 1, wr + wd + ws + 3, wu, _("USED BY"), ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
+	if (!im || im->n == 0) {
+		ui_draw_put(w, 3, 2, width - 4, _("no images: 'sandbench image pull REF' or p here"), ui_theme_attr(UI_ROLE_DIM));
+		return;
+	}
+	ui_app_clamp_view(app, UI_PANE_IMAGES, im->n, h);
+	for (int r = 0; r < h && v->top + (size_t)r < im->n; r++) {
+		size_t idx = v->top + (size_t)r;
+		const struct sb_image_info *img = &im->list[idx];
+		attr_t a = idx == v->selected ? ui_theme_attr(focused ? UI_ROLE_SELECTED : UI_ROLE_SELECTED_DIM) : A_NORMAL;
+		const char *hex = strchr(img->digest, ':');
+		ui_draw_text(w, 2 + r, 0, width, "", a, UI_LEFT);
+		ui_draw_text(w, 2 + r, 0, wr, img->ref[0] ? img->ref : _("<untagged>"), a, UI_LEFT);
+		snprintf(buf, sizeof(buf), "%.12s", hex ? hex + 1 : img->digest);
+		ui_draw_text(w, 2 + r, wr + 1, wd, buf, a, UI_LEFT);
+		ui_format_size(buf, sizeof(buf), img->size);
+		ui_draw_text(w, 2 + r, wr + wd + 2, ws, buf, a, UI_RIGHT);
+		used_by(img, buf, sizeof(buf));
+		ui_draw_text(w, 2 + r, wr + wd + ws + 3, wu, buf, a, UI_LEFT);
+	}
+}
+
+static void details(struct ui_app *app, size_t row, void (*line)(void *, const char *, const char *, int), void *ctx)
+{
+	struct images *im = state(app);
+	const struct sb_image_info *img;
+	char buf[1024];
+
+	if (!im || row >= im->n)
+		return;
+	img = &im->list[row];
+	line(ctx, _("Reference"), img->ref[0] ? img->ref : _("<untagged>"), 0);
+	for (size_t i = 1; i < img->n_refs; i++)
+		line(ctx, "", img->refs[i], 0);
+	line(ctx, _("Digest"), img->digest, 0);
+	line(ctx, _("Platform"), img->platform ? img->platform : "", 0);
+	ui_format_size(buf, sizeof(buf), img->size);
+	line(ctx, _("Size"), buf, 0);
+	ui_format_size(buf, sizeof(buf), img->content_size);
+	line(ctx, _("Download"), buf, 0);
+	snprintf(buf, sizeof(buf), "%zu", img->n_layers);
+	line(ctx, _("Layers"), buf, 0);
+	line(ctx, _("Created"), img->created ? img->created : "", 0);
+	line(ctx, _("Installed"), img->installed ? img->installed : "", 0);
+	line(ctx, _("Source"), img->source ? img->source : "", 0);
+	line(ctx, _("Rootfs"), img->rootfs ? img->rootfs : "", 0);
+	used_by(img, buf, sizeof(buf));
+	line(ctx, _("Used by"), buf, 0);
+}
+
+/* ---- remove and prune as jobs ---- */
+
+struct image_op {
+	char ref[SB_IMAGE_REF_MAX];
+};
+
+static int job_remove(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct sb_image_removal r;
+	int rc;
+
+	(void)ctx;
+	rc = sb_image_remove(&r, root, ((struct image_op *)arg)->ref, 0, err);
+	if (rc == 0)
+		sb_image_removal_clear(&r);
+	return rc;
+}
+
+static int job_prune(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct sb_image_prune_report rep;
+	char size[32];
+	int rc;
+
+	(void)arg;
+	if ((rc = sb_image_prune(&rep, root, err)) == 0) {
+		ui_format_size(size, sizeof(size), rep.bytes);
+		ui_job_event(ctx, 0, _("prune: %zu image(s), %zu blob(s), %zu unpacked tree(s) removed, %s freed"), rep.images,
+			     rep.blobs, rep.rootfs, size);
+	}
+	return rc;
+}
+
+static void image_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	(void)arg;
+	if (rc < 0) {
+		ui_app_message(app, 1, "%s", message);
+		ui_event_add(app, 1, "%s", message);
+	} else {
+		ui_app_message(app, 0, "%s", _("done"));
+	}
+	ui_images_reload(app);
+}
+
+static void remove_confirmed(struct ui_app *app, const char *unused)
+{
+	struct images *im = state(app);
+	size_t sel = app->views[UI_PANE_IMAGES].selected;
+	struct image_op *op;
+	char label[600];
+
+	(void)unused;
+	if (!im || sel >= im->n || !(op = calloc(1, sizeof(*op))))
+		return;
+	snprintf(op->ref, sizeof(op->ref), "%s", ui_images_ref(app, sel));
+	snprintf(label, sizeof(label), _("removing image %s"), op->ref);
+	ui_job_start(app, label, job_remove, op, image_done, free);
+}
+
+static int action(struct ui_app *app, enum ui_action a)
+{
+	struct images *im = state(app);
+	size_t sel = app->views[UI_PANE_IMAGES].selected;
+	char title[700], text[1200], users[1024];
+
+	switch (a) {
+	case UI_ACT_REMOVE:
+		if (!im || sel >= im->n)
+			return 1;
+		if (im->list[sel].n_used_by) {
+			used_by(&im->list[sel], users, sizeof(users));
+			ui_app_message(app, 1, _("%s is used by %s: remove those sandboxes first"), ui_images_ref(app, sel), users);
+			return 1;
+		}
+		snprintf(title, sizeof(title), _("Remove image %s?"), ui_images_ref(app, sel));
+		snprintf(text, sizeof(text), _("Removed: the reference %s (and the unpacked image when\nno other reference points at it).\nKept: the downloaded blobs until prune (P).\nNo sandbox uses it."),
+			 ui_images_ref(app, sel));
+		ui_confirm_open(app, title, text, _("Remove"), remove_confirmed, "");
+		return 1;
+	case UI_ACT_PRUNE:
+		ui_job_start(app, _("pruning images"), job_prune, NULL, image_done, NULL);
+		return 1;
+	case UI_ACT_CREATE:
+		return 0;   /* the form starts with the selected image */
+	default:
+		return 0;
+	}
+}
+
+static const enum ui_action hints[] = { UI_ACT_CREATE, UI_ACT_REMOVE, UI_ACT_PRUNE, UI_ACT_REFRESH, UI_ACT_NONE };
+
+const struct ui_pane ui_pane_images = {
+	.title = N_("Images"),
+	.rows = rows,
+	.draw = draw,
+	.details = details,
+	.action = action,
+	.hints = hints,
+};

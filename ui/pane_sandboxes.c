@@ -1,0 +1,427 @@
+/* The Sandboxes pane: one row per sandbox, sortable by any column, filtered
+ * live by name, owner, label or state. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "draw.h"
+#include "i18n.h"
+#include "ui.h"
+
+static const struct {
+	const char *header;      /* N_() */
+	int width;               /* 0: takes the rest */
+	enum ui_align align;
+} columns[UI_COL_COUNT] = {
+	[UI_COL_NAME] = { N_("NAME"), 16, UI_LEFT },
+	[UI_COL_STATE] = { N_("STATE"), 8, UI_LEFT },
+	[UI_COL_KIND] = { N_("KIND"), 9, UI_LEFT },
+	[UI_COL_IDLE] = { N_("IDLE"), 7, UI_RIGHT },
+	[UI_COL_EXPIRES] = { N_("EXPIRES"), 8, UI_RIGHT },
+	[UI_COL_NET] = { N_("NET"), 4, UI_LEFT },
+	[UI_COL_IMAGE] = { N_("IMAGE"), 0, UI_LEFT },
+	[UI_COL_OWNER] = { N_("OWNER"), 16, UI_LEFT },
+	[UI_COL_MEMORY] = { N_("MEM"), 7, UI_RIGHT },
+};
+
+const char *ui_sb_column_name(enum ui_sb_column c)
+{
+	return _(columns[c].header);
+}
+
+void ui_format_duration(char *buf, size_t size, long long s)
+{
+	if (s < 0)
+		snprintf(buf, size, "-");
+	else if (s < 60)
+		snprintf(buf, size, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%lldm%02llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%lldh%02lldm", s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, size, "%lldd%02lldh", s / 86400, s / 3600 % 24);
+}
+
+void ui_format_size(char *buf, size_t size, unsigned long long bytes)
+{
+	static const char *const units[] = { "B", "K", "M", "G", "T" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u == 0 || v >= 10 ? "%.0f%s" : "%.1f%s", v, units[u]);
+}
+
+void ui_format_image(char *buf, size_t size, const char *ref, const char *digest)
+{
+	const char *hex = digest ? strchr(digest, ':') : NULL;
+	const char *short_ref = ref ? ref : "";
+
+	/* Docker Hub's canonical prefix adds nothing on a narrow screen */
+	if (!strncmp(short_ref, "docker.io/library/", 18))
+		short_ref += 18;
+	else if (!strncmp(short_ref, "docker.io/", 10))
+		short_ref += 10;
+	if (hex && *short_ref)
+		snprintf(buf, size, "%s@%.12s", short_ref, hex + 1);
+	else if (hex)
+		snprintf(buf, size, "@%.12s", hex + 1);
+	else
+		snprintf(buf, size, "%s", short_ref);
+}
+
+static void cell_text(const struct sb_sandbox_info *s, enum ui_sb_column c, char *buf, size_t size)
+{
+	switch (c) {
+	case UI_COL_NAME:
+		snprintf(buf, size, "%s", s->rec.name);
+		break;
+	case UI_COL_STATE:
+		snprintf(buf, size, "%s", sb_sandbox_state_name(s->rec.state));
+		break;
+	case UI_COL_KIND:
+		snprintf(buf, size, "%s", sb_sandbox_kind_name(s->rec.kind));
+		break;
+	case UI_COL_IDLE:
+		ui_format_duration(buf, size, s->idle_seconds);
+		break;
+	case UI_COL_EXPIRES:
+		if (s->expires_in < 0)
+			snprintf(buf, size, "-");
+		else
+			ui_format_duration(buf, size, s->expires_in);
+		break;
+	case UI_COL_NET:
+		snprintf(buf, size, "%s", s->rec.network ? _("on") : _("off"));
+		break;
+	case UI_COL_IMAGE:
+		ui_format_image(buf, size, s->rec.image_ref, s->rec.image_digest);
+		break;
+	case UI_COL_OWNER:
+		snprintf(buf, size, "%s", s->rec.owner ? s->rec.owner : "");
+		break;
+	case UI_COL_MEMORY:
+		if (s->rec.memory)
+			ui_format_size(buf, size, s->rec.memory);
+		else
+			snprintf(buf, size, "-");
+		break;
+	case UI_COL_COUNT:
+		buf[0] = '\0';
+		break;
+	}
+}
+
+static long long cmp_ll(long long a, long long b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* qsort has no context argument: the sort runs in the loop thread only */
+static const struct ui_app *sort_app;
+
+static int compare(const void *pa, const void *pb)
+{
+	const struct sb_sandbox_info *a = &sort_app->sbx[*(const size_t *)pa], *b = &sort_app->sbx[*(const size_t *)pb];
+	long long r = 0;
+	char ta[256], tb[256];
+
+	switch (sort_app->sort_col) {
+	case UI_COL_IDLE:
+		r = cmp_ll(a->idle_seconds, b->idle_seconds);
+		break;
+	case UI_COL_EXPIRES:
+		/* "never" sorts last */
+		r = cmp_ll(a->expires_in < 0 ? (1LL << 62) : a->expires_in, b->expires_in < 0 ? (1LL << 62) : b->expires_in);
+		break;
+	case UI_COL_MEMORY:
+		r = cmp_ll((long long)a->rec.memory, (long long)b->rec.memory);
+		break;
+	case UI_COL_STATE:
+		r = cmp_ll(a->rec.state, b->rec.state);
+		break;
+	default:
+		cell_text(a, sort_app->sort_col, ta, sizeof(ta));
+		cell_text(b, sort_app->sort_col, tb, sizeof(tb));
+		r = strcmp(ta, tb);
+		break;
+	}
+	if (r == 0)
+		r = strcmp(a->rec.name, b->rec.name);
+	return (int)(sort_app->sort_reverse ? -r : r);
+}
+
+static int matches(const struct sb_sandbox_info *s, const char *f)
+{
+	if (!*f)
+		return 1;
+	if (strcasestr(s->rec.name, f) || (s->rec.owner && strcasestr(s->rec.owner, f)) ||
+	    strcasestr(sb_sandbox_state_name(s->rec.state), f))
+		return 1;
+	for (size_t i = 0; i < s->rec.n_labels; i++) {
+		char kv[512];
+		snprintf(kv, sizeof(kv), "%s=%s", s->rec.labels[i].key, s->rec.labels[i].value);
+		if (strcasestr(kv, f))
+			return 1;
+	}
+	return 0;
+}
+
+void ui_sandboxes_rebuild(struct ui_app *app)
+{
+	char selected[SB_SANDBOX_NAME_MAX + 1] = "";
+	struct sb_sandbox_info *sel = ui_app_selected_sandbox(app);
+	size_t *order;
+
+	if (sel)
+		snprintf(selected, sizeof(selected), "%s", sel->rec.name);
+	order = realloc(app->order, sizeof(*order) * (app->n_sbx ? app->n_sbx : 1));
+	if (!order)
+		return;
+	app->order = order;
+	app->n_order = 0;
+	for (size_t i = 0; i < app->n_sbx; i++)
+		if (matches(&app->sbx[i], app->filter))
+			order[app->n_order++] = i;
+	sort_app = app;
+	qsort(order, app->n_order, sizeof(*order), compare);
+	/* the selection follows its sandbox */
+	for (size_t i = 0; selected[0] && i < app->n_order; i++)
+		if (!strcmp(app->sbx[order[i]].rec.name, selected))
+			app->views[UI_PANE_SANDBOXES].selected = i;
+	app->dirty = 1;
+}
+
+static size_t rows(struct ui_app *app)
+{
+	return app->n_order;
+}
+
+static enum ui_role state_role(enum sb_sandbox_state s)
+{
+	static const enum ui_role roles[] = {
+		[SB_STATE_CREATED] = UI_ROLE_CREATED, [SB_STATE_RUNNING] = UI_ROLE_RUNNING,
+		[SB_STATE_STOPPED] = UI_ROLE_STOPPED, [SB_STATE_BROKEN] = UI_ROLE_BROKEN,
+	};
+
+	return (size_t)s < sizeof(roles) / sizeof(roles[0]) ? roles[s] : UI_ROLE_NORMAL;
+}
+
+/* Column widths for a window width: fixed ones first, the image takes the rest;
+ * the owner and memory columns go first when it is narrow. */
+static void widths(int width, int *w)
+{
+	int fixed = 0;
+
+	for (int c = 0; c < UI_COL_COUNT; c++)
+		w[c] = columns[c].width;
+	for (int c = 0; c < UI_COL_COUNT; c++)
+		fixed += w[c] ? w[c] + 1 : 0;
+	if (width - fixed < 16) {
+		fixed -= w[UI_COL_OWNER] + 1 + w[UI_COL_MEMORY] + 1;
+		w[UI_COL_OWNER] = w[UI_COL_MEMORY] = 0;
+	}
+	w[UI_COL_IMAGE] = width - fixed - 1 > 8 ? width - fixed - 1 : 8;
+}
+
+static void draw(struct ui_app *app, WINDOW *w, int focused)
+{
+	struct ui_pane_view *v = &app->views[UI_PANE_SANDBOXES];
+	int h = getmaxy(w) - 2, width = getmaxx(w), wd[UI_COL_COUNT], x = 0;
+	char buf[512];
+
+	widths(width, wd);
+	for (int c = 0; c < UI_COL_COUNT; c++) {
+		if (!wd[c])
+			continue;
+		snprintf(buf, sizeof(buf), "%s%s", _(columns[c].header),
+			 app->sort_col == (enum ui_sb_column)c ? (app->sort_reverse ? "▼" : "▲") : "");
+		ui_draw_text(w, 1, x, wd[c], buf, ui_theme_attr(UI_ROLE_COLUMNS), columns[c].align);
+		x += wd[c] + 1;
+	}
+	if (app->n_order == 0) {
+		const char *msg = !app->listed ? _("reading…")
+				  : app->filter[0] ? _("no sandbox matches the filter (Esc on '/' clears it)")
+				  : _("no sandboxes yet: press c to create one");
+		ui_draw_put(w, 3, 2, width - 4, msg, ui_theme_attr(UI_ROLE_DIM));
+		return;
+	}
+	ui_app_clamp_view(app, UI_PANE_SANDBOXES, app->n_order, h);
+	for (int r = 0; r < h && v->top + (size_t)r < app->n_order; r++) {
+		size_t idx = v->top + (size_t)r;
+		const struct sb_sandbox_info *s = &app->sbx[app->order[idx]];
+		int sel = idx == v->selected;
+		attr_t base = sel ? ui_theme_attr(focused ? UI_ROLE_SELECTED : UI_ROLE_SELECTED_DIM) : A_NORMAL;
+		x = 0;
+		if (sel)
+			ui_draw_text(w, 2 + r, 0, width, "", base, UI_LEFT);
+		for (int c = 0; c < UI_COL_COUNT; c++) {
+			if (!wd[c])
+				continue;
+			attr_t a = base;
+			cell_text(s, c, buf, sizeof(buf));
+			if (!sel && c == UI_COL_STATE)
+				a = ui_theme_attr(state_role(s->rec.state));
+			else if (!sel && c == UI_COL_NET && s->rec.network)
+				a = ui_theme_attr(UI_ROLE_WARN);
+			else if (!sel && c == UI_COL_EXPIRES && s->expires_in >= 0 && s->expires_in < 60)
+				a = ui_theme_attr(UI_ROLE_WARN);
+			if (c == UI_COL_NAME && ui_shells_count(app, s->rec.name)) {
+				/* a marker for sandboxes with attached shells */
+				char name[600];
+				snprintf(name, sizeof(name), "%s*", buf);
+				ui_draw_text(w, 2 + r, x, wd[c], name, a, columns[c].align);
+			} else {
+				ui_draw_text(w, 2 + r, x, wd[c], buf, a, columns[c].align);
+			}
+			x += wd[c] + 1;
+		}
+	}
+}
+
+static void line_pair(void (*line)(void *, const char *, const char *, int), void *ctx, const char *label,
+		      const char *value, int warn)
+{
+	line(ctx, label, value, warn);
+}
+
+static void details(struct ui_app *app, size_t row, void (*line)(void *, const char *, const char *, int), void *ctx)
+{
+	const struct sb_sandbox_info *s;
+	char buf[1024], t[64];
+
+	if (row >= app->n_order)
+		return;
+	s = &app->sbx[app->order[row]];
+	line_pair(line, ctx, _("Name"), s->rec.name, 0);
+	line_pair(line, ctx, _("ID"), s->rec.id, 0);
+	line_pair(line, ctx, _("State"), sb_sandbox_state_name(s->rec.state), s->rec.state == SB_STATE_BROKEN);
+	line_pair(line, ctx, _("Reason"), s->rec.reason ? s->rec.reason : "", 0);
+	if (s->rec.state == SB_STATE_STOPPED)
+		line_pair(line, ctx, _("Memory kept"), s->has_checkpoint ? _("yes (checkpoint)") : _("no (cold start)"), 0);
+	line_pair(line, ctx, _("Kind"), sb_sandbox_kind_name(s->rec.kind), 0);
+	if (s->rec.kind == SB_KIND_TEMPORARY) {
+		ui_format_duration(t, sizeof(t), s->rec.idle_timeout);
+		snprintf(buf, sizeof(buf), _("%s, then %s"), t, sb_expiry_action_name(s->rec.expiry_action));
+		line_pair(line, ctx, _("Idle timeout"), buf, 0);
+		ui_format_duration(t, sizeof(t), s->expires_in);
+		line_pair(line, ctx, _("Expires in"), s->expires_in < 0 ? "-" : t, s->expires_in >= 0 && s->expires_in < 60);
+	}
+	ui_format_duration(t, sizeof(t), s->idle_seconds);
+	line_pair(line, ctx, _("Idle"), t, 0);
+	line_pair(line, ctx, _("Network"), s->rec.network ? _("on") : _("off"), s->rec.network);
+	line_pair(line, ctx, _("Image"), s->rec.image_ref ? s->rec.image_ref : "", 0);
+	line_pair(line, ctx, _("Digest"), s->rec.image_digest, 0);
+	if (s->rec.memory)
+		ui_format_size(t, sizeof(t), s->rec.memory);
+	line_pair(line, ctx, _("Memory"), s->rec.memory ? t : _("no limit"), 0);
+	if (s->rec.cpus > 0)
+		snprintf(t, sizeof(t), "%.2g", s->rec.cpus);
+	line_pair(line, ctx, _("CPUs"), s->rec.cpus > 0 ? t : _("no limit"), 0);
+	line_pair(line, ctx, _("Owner"), s->rec.owner && *s->rec.owner ? s->rec.owner : "-", 0);
+	for (size_t i = 0; i < s->rec.n_labels; i++) {
+		snprintf(buf, sizeof(buf), "%s=%s", s->rec.labels[i].key, s->rec.labels[i].value);
+		line_pair(line, ctx, i == 0 ? _("Labels") : "", buf, 0);
+	}
+	line_pair(line, ctx, _("Workspace"), s->workspace ? s->workspace : "", 0);
+	line_pair(line, ctx, _("Exchange"), s->rec.exchange ? _("/exchange (rw)") : _("off"), s->rec.exchange);
+	for (size_t i = 0; i < s->rec.n_mounts; i++) {
+		const struct sb_sandbox_mount *m = &s->rec.mounts[i];
+		snprintf(buf, sizeof(buf), "%s -> %s (%s)", m->host, m->path, sb_mount_mode_name(m->mode));
+		line_pair(line, ctx, i == 0 ? _("Host mounts") : "", buf, m->mode == SB_MOUNT_RW);
+	}
+	time_t created = (time_t)s->rec.created;
+	struct tm tm;
+	localtime_r(&created, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", &tm);
+	line_pair(line, ctx, _("Created"), t, 0);
+	snprintf(buf, sizeof(buf), "%zu", ui_shells_count(app, s->rec.name));
+	line_pair(line, ctx, _("Shells"), buf, 0);
+}
+
+static int action(struct ui_app *app, enum ui_action a)
+{
+	struct sb_sandbox_info *s = ui_app_selected_sandbox(app);
+
+	switch (a) {
+	case UI_ACT_SORT:
+		app->sort_col = (app->sort_col + 1) % UI_COL_COUNT;
+		ui_sandboxes_rebuild(app);
+		ui_app_message(app, 0, _("sorted by %s"), ui_sb_column_name(app->sort_col));
+		return 1;
+	case UI_ACT_SORT_REVERSE:
+		app->sort_reverse = !app->sort_reverse;
+		ui_sandboxes_rebuild(app);
+		return 1;
+	case UI_ACT_FILTER:
+		ui_filter_open(app);
+		return 1;
+	case UI_ACT_SHELL: case UI_ACT_STOP: case UI_ACT_RESTORE: case UI_ACT_REMOVE: case UI_ACT_EXPIRE:
+	case UI_ACT_EXTEND: case UI_ACT_TOUCH: case UI_ACT_INSPECT:
+		if (!s) {
+			ui_app_message(app, 1, _("no sandbox selected"));
+			return 1;
+		}
+		ui_action_sandbox(app, a, s);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const enum ui_action hints[] = {
+	UI_ACT_SHELL, UI_ACT_CREATE, UI_ACT_STOP, UI_ACT_RESTORE, UI_ACT_REMOVE, UI_ACT_FILTER, UI_ACT_SORT,
+	UI_ACT_INSPECT, UI_ACT_NONE,
+};
+
+const struct ui_pane ui_pane_sandboxes = {
+	.title = N_("Sandboxes"),
+	.rows = rows,
+	.draw = draw,
+	.details = details,
+	.action = action,
+	.hints = hints,
+};
+
+/* ---- the filter line ---- */
+
+void ui_filter_open(struct ui_app *app)
+{
+	app->overlay = UI_OV_FILTER;
+	app->dirty = 1;
+}
+
+void ui_filter_key(struct ui_app *app, int key)
+{
+	size_t len = strlen(app->filter);
+
+	if (key == 27) {                       /* Esc: clear and close */
+		app->filter[0] = '\0';
+		app->overlay = UI_OV_NONE;
+	} else if (key == '\n' || key == '\r' || key == UI_KEY_FN + KEY_ENTER) {
+		app->overlay = UI_OV_NONE;      /* keep the filter */
+	} else if (key == UI_KEY_FN + KEY_BACKSPACE || key == 127 || key == 8) {
+		/* drop one UTF-8 character */
+		while (len > 0 && ((unsigned char)app->filter[--len] & 0xc0) == 0x80)
+			;
+		app->filter[len] = '\0';
+	} else if (key >= ' ' && key < UI_KEY_FN) {
+		char u[5];
+		int n = ui_key_utf8(key, u);
+		if (len + (size_t)n < sizeof(app->filter)) {
+			memcpy(app->filter + len, u, (size_t)n);
+			app->filter[len + (size_t)n] = '\0';
+		}
+	}
+	app->views[UI_PANE_SANDBOXES].selected = 0;
+	app->views[UI_PANE_SANDBOXES].top = 0;
+	ui_sandboxes_rebuild(app);
+}

@@ -1,0 +1,218 @@
+/* The workbench's shared state: the model (sandboxes, images, mounts), the
+ * view (panes, focus, overlays) and the glue between the modules of ui/.
+ * Input handlers change this state and mark it dirty; app.c renders once per
+ * loop iteration. */
+#ifndef UI_UI_H
+#define UI_UI_H
+
+#include <curses.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "keys.h"
+#include "layout.h"
+#include "root.h"
+#include "sandbox.h"
+
+struct ui_app;
+
+/* Entry point (src/cli/cmd_tui.c): runs until quit; returns an exit status. */
+struct ui_options {
+	const char *root_path;       /* NULL: $SANDBENCH_ROOT or the default */
+	int readonly;                /* refuse every change */
+};
+int ui_run(const struct ui_options *opts);
+
+/* ---- list panes (pane_sandboxes.c, pane_images.c, pane_mounts.c) ---- */
+enum ui_pane_id { UI_PANE_SANDBOXES, UI_PANE_IMAGES, UI_PANE_MOUNTS, UI_PANE_COUNT };
+
+struct ui_pane {
+	const char *title;                       /* N_() */
+	/* rows of the (filtered, sorted) view */
+	size_t (*rows)(struct ui_app *app);
+	void (*draw)(struct ui_app *app, WINDOW *w, int focused);
+	/* the details pane's lines for the selected row */
+	void (*details)(struct ui_app *app, size_t row, void (*line)(void *ctx, const char *label, const char *value, int warn), void *ctx);
+	/* 1 when handled */
+	int (*action)(struct ui_app *app, enum ui_action a);
+	const enum ui_action *hints;             /* UI_ACT_NONE-terminated, for the status line */
+};
+
+extern const struct ui_pane ui_pane_sandboxes, ui_pane_images, ui_pane_mounts;
+
+struct ui_pane_view {
+	size_t selected, top;                    /* selected row, first visible row */
+};
+
+/* ---- the sandbox model ---- */
+enum ui_sb_column {
+	UI_COL_NAME, UI_COL_STATE, UI_COL_KIND, UI_COL_IDLE, UI_COL_EXPIRES, UI_COL_NET,
+	UI_COL_IMAGE, UI_COL_OWNER, UI_COL_MEMORY, UI_COL_COUNT
+};
+
+struct ui_event;
+struct ui_shell;
+struct ui_job;
+
+enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS };
+
+struct ui_app {
+	struct ui_options opts;
+	struct sb_root *root;
+	struct ui_keymap keys;
+	struct ui_layout layout;
+	int dirty;                               /* render at the end of this iteration */
+	int quit;
+	long long now;                           /* unix seconds, set once per iteration */
+
+	/* sandboxes: the records, and the view's order after filter and sort */
+	struct sb_sandbox_info *sbx;
+	size_t n_sbx;
+	size_t *order;
+	size_t n_order;
+	enum ui_sb_column sort_col;
+	int sort_reverse;
+	char filter[128];
+	int listed;                              /* the first listing is done */
+
+	/* panes */
+	enum ui_pane_id pane;
+	struct ui_pane_view views[UI_PANE_COUNT];
+	WINDOW *w_title, *w_list, *w_details, *w_events, *w_status, *w_shell, *w_overlay;
+
+	/* attached shells; focus_shell >= 0 when one has the keyboard */
+	struct ui_shell **shells;
+	size_t n_shells;
+	int focus_shell;
+
+	/* overlays (one at a time) */
+	enum ui_overlay overlay;
+	void *overlay_state;
+
+	/* background operations (jobs.c) */
+	struct ui_job *jobs;
+	int spinner;
+
+	/* the status line's message */
+	char message[256];
+	int message_error;
+	long long message_until;
+
+	/* images (pane_images.c keeps its own list) */
+	void *images;
+};
+
+/* app.c */
+void ui_app_message(struct ui_app *app, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Re-reads the sandboxes (and the other panes' data) now. */
+void ui_app_reload(struct ui_app *app);
+/* The sandbox of the selected row of the Sandboxes pane, NULL if none. */
+struct sb_sandbox_info *ui_app_selected_sandbox(struct ui_app *app);
+struct sb_sandbox_info *ui_app_find_sandbox(struct ui_app *app, const char *name);
+/* Refuses (with a message) when --readonly; returns 1 when allowed. */
+int ui_app_may_change(struct ui_app *app, enum ui_action a);
+/* Keeps the selection of the pane inside its rows and visible in h rows. */
+void ui_app_clamp_view(struct ui_app *app, enum ui_pane_id pane, size_t rows, int h);
+/* Moves the selection of the focused pane by a list-movement action; 1 if it was one. */
+int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page);
+
+/* pane_sandboxes.c: sort and filter into app->order */
+void ui_sandboxes_rebuild(struct ui_app *app);
+const char *ui_sb_column_name(enum ui_sb_column c);
+void ui_format_duration(char *buf, size_t size, long long seconds);
+void ui_format_size(char *buf, size_t size, unsigned long long bytes);
+/* "python:3.12@3f2a1b0c9d8e" */
+void ui_format_image(char *buf, size_t size, const char *ref, const char *digest);
+
+/* pane_images.c: the image references the create form offers */
+size_t ui_images_count(struct ui_app *app);
+const char *ui_images_ref(struct ui_app *app, size_t i);
+void ui_images_reload(struct ui_app *app);
+void ui_images_free(struct ui_app *app);
+
+/* pane_details.c */
+void ui_details_draw(struct ui_app *app, WINDOW *w);
+
+/* eventlog.c: lifecycle events with reasons */
+void ui_event_add(struct ui_app *app, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Logs what changed between two listings (appeared, gone, state changes with reasons). */
+void ui_event_diff(struct ui_app *app, const struct sb_sandbox_info *old, size_t n_old,
+		   const struct sb_sandbox_info *cur, size_t n_cur);
+void ui_eventlog_draw(struct ui_app *app, WINDOW *w);
+void ui_eventlog_free(void);
+
+/* statusline.c */
+void ui_statusline_draw(struct ui_app *app, WINDOW *w);
+
+/* help.c and the text viewer (inspect) */
+void ui_help_open(struct ui_app *app);
+void ui_viewer_open(struct ui_app *app, const char *title, const char *text);
+void ui_viewer_draw(struct ui_app *app);
+void ui_viewer_key(struct ui_app *app, int key);
+void ui_viewer_close(struct ui_app *app);
+
+/* form.c: the create form */
+void ui_form_open(struct ui_app *app);
+void ui_form_draw(struct ui_app *app);
+void ui_form_key(struct ui_app *app, int key);
+void ui_form_close(struct ui_app *app);
+
+/* confirm.c: yes/no dialogs listing consequences */
+typedef void (*ui_confirm_fn)(struct ui_app *app, const char *name);
+void ui_confirm_open(struct ui_app *app, const char *title, const char *text, const char *yes_label,
+		     ui_confirm_fn on_yes, const char *name);
+void ui_confirm_remove(struct ui_app *app, const struct sb_sandbox_info *info);
+void ui_confirm_draw(struct ui_app *app);
+void ui_confirm_key(struct ui_app *app, int key);
+void ui_confirm_close(struct ui_app *app);
+
+/* filter line (pane_sandboxes.c) */
+void ui_filter_open(struct ui_app *app);
+void ui_filter_key(struct ui_app *app, int key);
+
+/* shells.c: attached shells */
+int ui_shell_attach(struct ui_app *app, const char *name);
+/* Closes the shells of one sandbox (NULL: all); returns how many. */
+int ui_shells_close(struct ui_app *app, const char *name);
+size_t ui_shells_count(struct ui_app *app, const char *name);
+void ui_shell_focus(struct ui_app *app, int index);
+/* The loop's part: poll entries, I/O, keys, drawing, resize. */
+int ui_shells_pollfds(struct ui_app *app, struct pollfd *pfd, int max);
+void ui_shells_io(struct ui_app *app, const struct pollfd *pfd, int n);
+void ui_shells_reap(struct ui_app *app);
+void ui_shell_key(struct ui_app *app, int key, int is_fn);
+void ui_shell_draw(struct ui_app *app, int force);
+void ui_shells_resize(struct ui_app *app);
+/* Titles for the title line: "[1 name] 2 other". */
+void ui_shells_tabs(struct ui_app *app, char *buf, size_t size);
+void ui_shells_list_open(struct ui_app *app);
+void ui_shells_list_draw(struct ui_app *app);
+void ui_shells_list_key(struct ui_app *app, int key);
+int ui_shells_want_render(struct ui_app *app);
+
+/* jobs.c: long operations in a child process, results through a pipe */
+struct ui_job_ctx;
+typedef int (*ui_job_fn)(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err);
+typedef void (*ui_job_done_fn)(struct ui_app *app, int rc, const char *message, void *arg);
+/* Runs fn(arg) in a child with its own handle on the root; done(app, ...) runs
+ * in the loop when it ends; free_arg (may be NULL) releases arg then. */
+int ui_job_start(struct ui_app *app, const char *label, ui_job_fn fn, void *arg, ui_job_done_fn done,
+		 void (*free_arg)(void *));
+/* From inside a job: an event line for the log, and progress. */
+void ui_job_event(struct ui_job_ctx *ctx, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const struct sb_progress *ui_job_progress(struct ui_job_ctx *ctx);
+int ui_jobs_pollfds(struct ui_app *app, struct pollfd *pfd, int max);
+void ui_jobs_io(struct ui_app *app, const struct pollfd *pfd, int n);
+size_t ui_jobs_running(struct ui_app *app);
+/* The label and progress of the newest running job for the status line. */
+int ui_jobs_describe(struct ui_app *app, char *buf, size_t size);
+int ui_jobs_busy(struct ui_app *app, const char *label_prefix);
+void ui_jobs_abandon(struct ui_app *app);
+
+/* actions.c: the lifecycle actions on sandboxes */
+void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_info *info);
+void ui_action_create(struct ui_app *app, const struct sb_sandbox_spec *spec);
+void ui_action_reap(struct ui_app *app);
+
+#endif
