@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "image_bootstrap.h"
 #include "ui.h"
 
 /* How much "extend" adds to a temporary sandbox's idle timeout. */
@@ -294,4 +295,47 @@ void ui_action_reap(struct ui_app *app)
 {
 	if (!ui_jobs_busy(app, _("reaping")))
 		ui_job_start(app, _("reaping"), job_reap, NULL, reap_done, NULL);
+}
+
+/* ---- first start: the default image and a default sandbox ---- */
+
+#define DEFAULT_SANDBOX "default"
+
+static int job_bootstrap(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct sb_bootstrap_opts opts = { .kind = SB_BOOTSTRAP_AUTO, .progress = ui_job_progress(ctx) };
+	struct sb_bootstrap_result res;
+	struct sb_sandbox_spec spec = { .name = DEFAULT_SANDBOX, .kind = SB_KIND_TEMPORARY, .network = -1 };
+	int rc;
+
+	(void)arg;
+	if ((rc = sb_image_bootstrap(&res, root, &opts, err)) < 0)
+		return rc;
+	ui_job_event(ctx, 0, _("default image ready: %s (%s)"), res.image.ref[0] ? res.image.ref : res.image.digest,
+		     res.built == SB_BOOTSTRAP_DEBIAN ? _("Debian with python3") : _("busybox"));
+	if (res.fallback_reason[0])
+		ui_job_event(ctx, 0, _("busybox instead of Debian: %s"), res.fallback_reason);
+	/* pinned by digest: the sandbox records exactly what was just built */
+	spec.image = res.image.digest;
+	return sb_sandbox_create(NULL, root, &spec, err);
+}
+
+static void bootstrap_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	(void)arg;
+	if (rc < 0) {
+		ui_app_message(app, 1, _("first start: %s"), message);
+		ui_event_add(app, 1, _("first start: %s"), message);
+	} else {
+		ui_app_message(app, 0, _("ready: sandbox '%s' is running; Enter attaches a shell"), DEFAULT_SANDBOX);
+	}
+	ui_images_reload(app, 1);
+	ui_app_reload(app);
+}
+
+void ui_action_bootstrap(struct ui_app *app)
+{
+	ui_event_add(app, 0, _("first start on an empty root: building the default image, then sandbox '%s'"),
+		     DEFAULT_SANDBOX);
+	ui_job_start(app, _("preparing the default image"), job_bootstrap, NULL, bootstrap_done, NULL);
 }

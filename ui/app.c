@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <curses.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +25,7 @@
 #include "theme.h"
 #include "ui.h"
 
-#define RELOAD_MS 5000          /* re-read the records (changes from the CLI, agents) */
+#define RELOAD_MS 2000          /* look for changes (from the CLI, agents, the reaper) */
 #define REAP_MS 30000           /* run the reaper while open */
 #define TICK_MS 1000            /* countdowns */
 #define FRAME_MS 16             /* at most this often while shells stream output */
@@ -89,6 +91,54 @@ struct sb_sandbox_info *ui_app_selected_sandbox(struct ui_app *app)
 	size_t sel = app->views[UI_PANE_SANDBOXES].selected;
 
 	return sel < app->n_order && app->order ? &app->sbx[app->order[sel]] : NULL;
+}
+
+/* A fingerprint of what a listing reads: the sandboxes directory, every
+ * record and every activity mtime. Stat calls are ~10x cheaper than parsing
+ * each record, so a refresh that finds nothing changed costs a few ms even
+ * with a thousand sandboxes. */
+static unsigned long long listing_fingerprint(struct ui_app *app)
+{
+	char *dir = sb_root_file(app->root, "sandboxes");
+	unsigned long long h = 1469598103934665603ULL;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	if (!dir || !(d = opendir(dir))) {
+		free(dir);
+		return 0;
+	}
+	fd = dirfd(d);
+	if (fstat(fd, &st) == 0)
+		h = (h ^ (unsigned long long)st.st_mtim.tv_nsec ^ (unsigned long long)st.st_mtim.tv_sec) * 1099511628211ULL;
+	while ((de = readdir(d))) {
+		char path[600];
+		if (de->d_name[0] == '.')
+			continue;
+		for (int k = 0; k < 2; k++) {
+			snprintf(path, sizeof(path), "%s/%s", de->d_name, k ? "activity" : "sandbox.json");
+			if (fstatat(fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			h = (h ^ (unsigned long long)st.st_mtim.tv_sec) * 1099511628211ULL;
+			h = (h ^ (unsigned long long)st.st_mtim.tv_nsec) * 1099511628211ULL;
+			h = (h ^ (unsigned long long)st.st_ino ^ (unsigned long long)st.st_size) * 1099511628211ULL;
+		}
+	}
+	closedir(d);
+	free(dir);
+	return h;
+}
+
+void ui_app_refresh(struct ui_app *app)
+{
+	unsigned long long fp = listing_fingerprint(app);
+
+	if (fp && fp == app->fingerprint && app->listed)
+		return;
+	ui_app_reload(app);
+	app->fingerprint = fp;
 }
 
 void ui_app_reload(struct ui_app *app)
@@ -302,6 +352,8 @@ static void render(struct ui_app *app, int force_shell)
 	ui_eventlog_draw(app, app->w_events);
 	wnoutrefresh(app->w_events);
 	ui_statusline_draw(app, app->w_status);
+	if (app->overlay == UI_OV_PROMPT)
+		ui_prompt_draw(app, app->w_status);
 	if (app->overlay == UI_OV_FILTER) {
 		char buf[256];
 		snprintf(buf, sizeof(buf), _("/%s   (Enter keeps the filter, Esc clears it)"), app->filter);
@@ -342,7 +394,9 @@ static void render(struct ui_app *app, int force_shell)
 	default:
 		break;
 	}
-	if (app->overlay != UI_OV_NONE && app->overlay != UI_OV_FILTER)
+	if (app->overlay == UI_OV_PROMPT)
+		wnoutrefresh(app->w_status);   /* again, last: the cursor is in the prompt */
+	else if (app->overlay != UI_OV_NONE && app->overlay != UI_OV_FILTER)
 		wnoutrefresh(app->w_overlay);
 	doupdate();
 }
@@ -406,8 +460,8 @@ static void pane_key(struct ui_app *app, int key)
 		ui_form_open(app);
 		break;
 	case UI_ACT_REFRESH:
-		ui_app_reload(app);
-		ui_images_reload(app);
+		ui_app_refresh(app);
+		ui_images_reload(app, 0);
 		ui_app_message(app, 0, _("refreshed"));
 		break;
 	case UI_ACT_SHELLS:
@@ -450,6 +504,9 @@ static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
 		return;
 	case UI_OV_SHELLS:
 		ui_shells_list_key(app, key);
+		return;
+	case UI_OV_PROMPT:
+		ui_prompt_key(app, key);
 		return;
 	case UI_OV_NONE:
 		break;
@@ -574,7 +631,8 @@ static int loop(struct ui_app *app)
 			app->dirty = 1;
 		}
 		if (now >= next_reload) {
-			ui_app_reload(app);
+			ui_app_refresh(app);
+			ui_images_reload(app, 0);
 			next_reload = now + RELOAD_MS;
 		}
 		if (next_reap >= 0 && now >= next_reap) {
@@ -635,8 +693,7 @@ int ui_run(const struct ui_options *opts)
 	}
 	app.now = sb_clock_now();
 	apply_layout(&app, LINES, COLS);
-	ui_app_reload(&app);
-	ui_images_reload(&app);
+	ui_app_refresh(&app);
 	if (warn[0]) {
 		char *nl = strchr(warn, '\n');
 		if (nl)
@@ -645,8 +702,12 @@ int ui_run(const struct ui_options *opts)
 	}
 	ui_event_add(&app, 0, _("workbench started on %s%s"), sb_root_path(app.root),
 		     opts->readonly ? _(" (read-only)") : "");
+	/* the sandboxes first: the image list (which reads every record too) follows */
 	render(&app, 1);
-	app.dirty = 0;
+	ui_images_reload(&app, 1);
+	/* ./setup && ./sandbench on a fresh machine ends in a running sandbox */
+	if (!opts->readonly && geteuid() == 0 && app.n_sbx == 0 && ui_images_count(&app) == 0)
+		ui_action_bootstrap(&app);
 	rc = loop(&app);
 	/* leaving: shells end, sandboxes stay as they are */
 	ui_shells_close(&app, NULL);

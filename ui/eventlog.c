@@ -45,35 +45,34 @@ void ui_event_add(struct ui_app *app, int error, const char *fmt, ...)
 		app->dirty = 1;
 }
 
-static const struct sb_sandbox_info *find(const struct sb_sandbox_info *list, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(list[i].rec.name, name))
-			return &list[i];
-	return NULL;
-}
-
 static const char *reason_of(const struct sb_sandbox_info *i)
 {
 	return i->rec.reason && *i->rec.reason ? i->rec.reason : _("no reason recorded");
 }
 
+/* Both listings are sorted by name (sb_sandbox_list): one merge walk. */
 void ui_event_diff(struct ui_app *app, const struct sb_sandbox_info *old, size_t n_old,
 		   const struct sb_sandbox_info *cur, size_t n_cur)
 {
-	for (size_t i = 0; i < n_cur; i++) {
-		const struct sb_sandbox_info *was = find(old, n_old, cur[i].rec.name);
-		const char *state = sb_sandbox_state_name(cur[i].rec.state);
-		if (!was)
-			ui_event_add(app, cur[i].rec.state == SB_STATE_BROKEN, _("%s: appeared, %s (%s)"), cur[i].rec.name,
-				     state, reason_of(&cur[i]));
-		else if (was->rec.state != cur[i].rec.state || was->rec.state_changed != cur[i].rec.state_changed)
-			ui_event_add(app, cur[i].rec.state == SB_STATE_BROKEN, _("%s: %s -> %s (%s)"), cur[i].rec.name,
-				     sb_sandbox_state_name(was->rec.state), state, reason_of(&cur[i]));
+	size_t i = 0, j = 0;
+
+	while (i < n_old || j < n_cur) {
+		int c = i == n_old ? 1 : j == n_cur ? -1 : strcmp(old[i].rec.name, cur[j].rec.name);
+		if (c < 0) {
+			ui_event_add(app, 0, _("%s: removed"), old[i++].rec.name);
+		} else if (c > 0) {
+			ui_event_add(app, cur[j].rec.state == SB_STATE_BROKEN, _("%s: appeared, %s (%s)"), cur[j].rec.name,
+				     sb_sandbox_state_name(cur[j].rec.state), reason_of(&cur[j]));
+			j++;
+		} else {
+			if (old[i].rec.state != cur[j].rec.state || old[i].rec.state_changed != cur[j].rec.state_changed)
+				ui_event_add(app, cur[j].rec.state == SB_STATE_BROKEN, _("%s: %s -> %s (%s)"),
+					     cur[j].rec.name, sb_sandbox_state_name(old[i].rec.state),
+					     sb_sandbox_state_name(cur[j].rec.state), reason_of(&cur[j]));
+			i++;
+			j++;
+		}
 	}
-	for (size_t i = 0; i < n_old; i++)
-		if (!find(cur, n_cur, old[i].rec.name))
-			ui_event_add(app, 0, _("%s: removed"), old[i].rec.name);
 }
 
 void ui_eventlog_draw(struct ui_app *app, WINDOW *w)

@@ -233,8 +233,6 @@ static void toggle(struct ui_app *app, struct form *f, int dir)
 void ui_form_key(struct ui_app *app, int key)
 {
 	struct form *f = app->overlay_state;
-	char *t = f->text[f->focus];
-	size_t len = strlen(t);
 
 	app->dirty = 1;
 	if (key == 27) {
@@ -250,16 +248,7 @@ void ui_form_key(struct ui_app *app, int key)
 		toggle(app, f, key == UI_KEY_FN + KEY_LEFT ? -1 : 1);
 	} else if (fields[f->focus].choice) {
 		return;
-	} else if (key == UI_KEY_FN + KEY_BACKSPACE || key == 127 || key == 8) {
-		while (len > 0 && ((unsigned char)t[--len] & 0xc0) == 0x80)
-			;
-		t[len] = '\0';
-	} else if (key >= ' ' && key < UI_KEY_FN) {
-		char u[5];
-		int n = ui_key_utf8(key, u);
-		if (n && len + (size_t)n < sizeof(f->text[0])) {
-			memcpy(t + len, u, (size_t)n);
-			t[len + (size_t)n] = '\0';
-		}
+	} else {
+		ui_line_edit(f->text[f->focus], sizeof(f->text[0]), key);
 	}
 }

@@ -5,15 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "draw.h"
 #include "i18n.h"
 #include "image_store.h"
+#include "registry.h"
 #include "ui.h"
 
 struct images {
 	struct sb_image_info *list;
 	size_t n;
+	struct timespec refs_mtime;          /* of images/refs.json when listed */
+	int listed;
 };
 
 static struct images *state(struct ui_app *app)
@@ -23,15 +27,27 @@ static struct images *state(struct ui_app *app)
 	return app->images;
 }
 
-void ui_images_reload(struct ui_app *app)
+void ui_images_reload(struct ui_app *app, int force)
 {
 	struct images *im = state(app);
 	struct sb_error err;
 	struct sb_image_info *list = NULL;
 	size_t n = 0;
+	char *refs = sb_root_file(app->root, "images/refs.json");
+	struct stat st = { 0 };
 
-	if (!im)
+	if (!im || !refs) {
+		free(refs);
 		return;
+	}
+	/* the image list changes only with refs.json: skip re-reading it otherwise */
+	stat(refs, &st);
+	free(refs);
+	if (!force && im->listed && st.st_mtim.tv_sec == im->refs_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == im->refs_mtime.tv_nsec)
+		return;
+	im->refs_mtime = st.st_mtim;
+	im->listed = 1;
 	if (sb_image_list(&list, &n, app->root, &err) < 0) {
 		ui_app_message(app, 1, "%s", err.msg);
 		return;
@@ -74,19 +90,26 @@ static size_t rows(struct ui_app *app)
 	return ui_images_count(app);
 }
 
-static void used_by(const struct sb_image_info *img, char *buf, size_t size)
+/* The sandboxes pinned to img, from the workbench's own listing (current
+ * without re-reading every record for the image list); returns their count. */
+static size_t used_by(struct ui_app *app, const struct sb_image_info *img, char *buf, size_t size)
 {
-	size_t len = 0;
+	size_t len = 0, count = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < img->n_used_by && len + 1 < size; i++) {
-		int n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", img->used_by[i]);
-		if (n < 0)
-			break;
-		len += (size_t)n;
+	for (size_t i = 0; i < app->n_sbx; i++) {
+		if (strcmp(app->sbx[i].rec.image_digest, img->digest) != 0)
+			continue;
+		count++;
+		if (len + 1 < size) {
+			int n = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", app->sbx[i].rec.name);
+			if (n > 0)
+				len += (size_t)n;
+		}
 	}
-	if (!img->n_used_by)
+	if (!count)
 		snprintf(buf, size, "-");
+	return count;
 }
 
 static void draw(struct ui_app *app, WINDOW *w, int focused)
@@ -117,7 +140,7 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 		ui_draw_text(w, 2 + r, wr + 1, wd, buf, a, UI_LEFT);
 		ui_format_size(buf, sizeof(buf), img->size);
 		ui_draw_text(w, 2 + r, wr + wd + 2, ws, buf, a, UI_RIGHT);
-		used_by(img, buf, sizeof(buf));
+		used_by(app, img, buf, sizeof(buf));
 		ui_draw_text(w, 2 + r, wr + wd + ws + 3, wu, buf, a, UI_LEFT);
 	}
 }
@@ -146,7 +169,7 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	line(ctx, _("Installed"), img->installed ? img->installed : "", 0);
 	line(ctx, _("Source"), img->source ? img->source : "", 0);
 	line(ctx, _("Rootfs"), img->rootfs ? img->rootfs : "", 0);
-	used_by(img, buf, sizeof(buf));
+	used_by(app, img, buf, sizeof(buf));
 	line(ctx, _("Used by"), buf, 0);
 }
 
@@ -192,7 +215,43 @@ static void image_done(struct ui_app *app, int rc, const char *message, void *ar
 	} else {
 		ui_app_message(app, 0, "%s", _("done"));
 	}
-	ui_images_reload(app);
+	ui_images_reload(app, 1);
+}
+
+struct pull {
+	char ref[SB_IMAGE_REF_MAX];
+};
+
+/* Loopback registries (the Debian docker-registry in tests) speak plain HTTP. */
+static int loopback(const char *ref)
+{
+	return !strncmp(ref, "localhost:", 10) || !strncmp(ref, "localhost/", 10) || !strncmp(ref, "127.0.0.1:", 10) ||
+	       !strncmp(ref, "127.0.0.1/", 10);
+}
+
+static int job_pull(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct pull *p = arg;
+	struct sb_registry_opts opts = { .insecure = loopback(p->ref), .progress = ui_job_progress(ctx) };
+	char digest[SB_DIGEST_STR_LEN], *canonical = NULL;
+	int rc;
+
+	if ((rc = sb_registry_pull(digest, &canonical, root, p->ref, &opts, err)) == 0)
+		ui_job_event(ctx, 0, _("pulled %s (%s)"), canonical ? canonical : p->ref, digest);
+	free(canonical);
+	return rc;
+}
+
+static void pull_start(struct ui_app *app, const char *ref)
+{
+	struct pull *p = calloc(1, sizeof(*p));
+	char label[600];
+
+	if (!p)
+		return;
+	snprintf(p->ref, sizeof(p->ref), "%s", ref);
+	snprintf(label, sizeof(label), _("pulling %s"), ref);
+	ui_job_start(app, label, job_pull, p, image_done, free);
 }
 
 static void remove_confirmed(struct ui_app *app, const char *unused)
@@ -220,8 +279,7 @@ static int action(struct ui_app *app, enum ui_action a)
 	case UI_ACT_REMOVE:
 		if (!im || sel >= im->n)
 			return 1;
-		if (im->list[sel].n_used_by) {
-			used_by(&im->list[sel], users, sizeof(users));
+		if (used_by(app, &im->list[sel], users, sizeof(users))) {
 			ui_app_message(app, 1, _("%s is used by %s: remove those sandboxes first"), ui_images_ref(app, sel), users);
 			return 1;
 		}
@@ -229,6 +287,9 @@ static int action(struct ui_app *app, enum ui_action a)
 		snprintf(text, sizeof(text), _("Removed: the reference %s (and the unpacked image when\nno other reference points at it).\nKept: the downloaded blobs until prune (P).\nNo sandbox uses it."),
 			 ui_images_ref(app, sel));
 		ui_confirm_open(app, title, text, _("Remove"), remove_confirmed, "");
+		return 1;
+	case UI_ACT_PULL:
+		ui_prompt_open(app, _("pull image (e.g. python:3.12):"), "", pull_start);
 		return 1;
 	case UI_ACT_PRUNE:
 		ui_job_start(app, _("pruning images"), job_prune, NULL, image_done, NULL);
@@ -240,7 +301,7 @@ static int action(struct ui_app *app, enum ui_action a)
 	}
 }
 
-static const enum ui_action hints[] = { UI_ACT_CREATE, UI_ACT_REMOVE, UI_ACT_PRUNE, UI_ACT_REFRESH, UI_ACT_NONE };
+static const enum ui_action hints[] = { UI_ACT_PULL, UI_ACT_CREATE, UI_ACT_REMOVE, UI_ACT_PRUNE, UI_ACT_REFRESH, UI_ACT_NONE };
 
 const struct ui_pane ui_pane_images = {
 	.title = N_("Images"),

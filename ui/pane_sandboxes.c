@@ -401,25 +401,13 @@ void ui_filter_open(struct ui_app *app)
 
 void ui_filter_key(struct ui_app *app, int key)
 {
-	size_t len = strlen(app->filter);
-
 	if (key == 27) {                       /* Esc: clear and close */
 		app->filter[0] = '\0';
 		app->overlay = UI_OV_NONE;
 	} else if (key == '\n' || key == '\r' || key == UI_KEY_FN + KEY_ENTER) {
 		app->overlay = UI_OV_NONE;      /* keep the filter */
-	} else if (key == UI_KEY_FN + KEY_BACKSPACE || key == 127 || key == 8) {
-		/* drop one UTF-8 character */
-		while (len > 0 && ((unsigned char)app->filter[--len] & 0xc0) == 0x80)
-			;
-		app->filter[len] = '\0';
-	} else if (key >= ' ' && key < UI_KEY_FN) {
-		char u[5];
-		int n = ui_key_utf8(key, u);
-		if (len + (size_t)n < sizeof(app->filter)) {
-			memcpy(app->filter + len, u, (size_t)n);
-			app->filter[len + (size_t)n] = '\0';
-		}
+	} else if (!ui_line_edit(app->filter, sizeof(app->filter), key)) {
+		return;
 	}
 	app->views[UI_PANE_SANDBOXES].selected = 0;
 	app->views[UI_PANE_SANDBOXES].top = 0;

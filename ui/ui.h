@@ -55,7 +55,7 @@ struct ui_event;
 struct ui_shell;
 struct ui_job;
 
-enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS };
+enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT };
 
 struct ui_app {
 	struct ui_options opts;
@@ -75,6 +75,7 @@ struct ui_app {
 	int sort_reverse;
 	char filter[128];
 	int listed;                              /* the first listing is done */
+	unsigned long long fingerprint;          /* of the files the listing read */
 
 	/* panes */
 	enum ui_pane_id pane;
@@ -105,8 +106,10 @@ struct ui_app {
 
 /* app.c */
 void ui_app_message(struct ui_app *app, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Re-reads the sandboxes (and the other panes' data) now. */
+/* Re-reads the sandboxes now. */
 void ui_app_reload(struct ui_app *app);
+/* Re-reads them when something on disk changed since the last listing. */
+void ui_app_refresh(struct ui_app *app);
 /* The sandbox of the selected row of the Sandboxes pane, NULL if none. */
 struct sb_sandbox_info *ui_app_selected_sandbox(struct ui_app *app);
 struct sb_sandbox_info *ui_app_find_sandbox(struct ui_app *app, const char *name);
@@ -128,7 +131,8 @@ void ui_format_image(char *buf, size_t size, const char *ref, const char *digest
 /* pane_images.c: the image references the create form offers */
 size_t ui_images_count(struct ui_app *app);
 const char *ui_images_ref(struct ui_app *app, size_t i);
-void ui_images_reload(struct ui_app *app);
+/* Re-lists the images when images/refs.json changed (force: always). */
+void ui_images_reload(struct ui_app *app, int force);
 void ui_images_free(struct ui_app *app);
 
 /* pane_details.c */
@@ -166,6 +170,13 @@ void ui_confirm_remove(struct ui_app *app, const struct sb_sandbox_info *info);
 void ui_confirm_draw(struct ui_app *app);
 void ui_confirm_key(struct ui_app *app, int key);
 void ui_confirm_close(struct ui_app *app);
+
+/* prompt.c: line editing (1 when key was an edit) and a question in the status line */
+int ui_line_edit(char *buf, size_t size, int key);
+typedef void (*ui_prompt_fn)(struct ui_app *app, const char *text);
+void ui_prompt_open(struct ui_app *app, const char *label, const char *initial, ui_prompt_fn fn);
+void ui_prompt_key(struct ui_app *app, int key);
+void ui_prompt_draw(struct ui_app *app, WINDOW *w);
 
 /* filter line (pane_sandboxes.c) */
 void ui_filter_open(struct ui_app *app);
@@ -214,5 +225,7 @@ void ui_jobs_abandon(struct ui_app *app);
 void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_info *info);
 void ui_action_create(struct ui_app *app, const struct sb_sandbox_spec *spec);
 void ui_action_reap(struct ui_app *app);
+/* First start on an empty root: the default image, then a default sandbox. */
+void ui_action_bootstrap(struct ui_app *app);
 
 #endif

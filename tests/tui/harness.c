@@ -206,6 +206,34 @@ static int row_has(struct tui *t, const char *anchor, const char *text)
 	return 0;
 }
 
+static int line_starts(struct tui *t, const char *prefix, const char *unused)
+{
+	const char *s = tui_screen(t);
+	size_t n = strlen(prefix);
+
+	(void)unused;
+	for (const char *line = s; *line;) {
+		const char *p = line + strspn(line, " ");
+		if (!strncmp(p, prefix, n))
+			return 1;
+		const char *nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return 0;
+}
+
+int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms)
+{
+	return wait_for(t, line_starts, prefix, NULL, timeout_ms);
+}
+
+pid_t tui_pid(const struct tui *t)
+{
+	return t->pid;
+}
+
 int tui_wait_text(struct tui *t, const char *text, int timeout_ms)
 {
 	return wait_for(t, has_text, text, NULL, timeout_ms);

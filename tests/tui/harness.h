@@ -17,7 +17,10 @@ int tui_wait_text(struct tui *t, const char *text, int timeout_ms);
 int tui_wait_gone(struct tui *t, const char *text, int timeout_ms);
 /* Waits until the row holding `anchor` also holds `text`. */
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms);
+/* Waits until some row starts with prefix (leading blanks ignored). */
+int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
 void tui_send(struct tui *t, const char *keys);
+pid_t tui_pid(const struct tui *t);
 /* Changes the pty size (the program gets SIGWINCH) and the emulated screen's. */
 void tui_resize(struct tui *t, int rows, int cols);
 /* The screen as text, rows separated by '\n' (static buffer). */

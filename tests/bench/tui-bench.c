@@ -1,0 +1,243 @@
+/* The workbench benchmark driver (run by tests/bench/bench-tui):
+ *  1. a root with 1,000 sandbox records: time to the first full frame, CPU
+ *     per refresh (re-read of every record, sort, render), peak RSS;
+ *  2. embedded-terminal throughput: `seq 1 200000` in an attached shell until
+ *     the last line shows, and the same in a tmux pane running
+ *     `sandbench shell` on the same sandbox, in the same run.
+ * Prints one line per measurement. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fs.h"
+#include "harness.h"
+#include "image_bootstrap.h"
+#include "record.h"
+#include "root.h"
+#include "sandbox.h"
+#include "testutil.h"
+
+#define RECORDS 1000
+#define REFRESHES 50
+#define WAIT 60000
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static void die(const char *what, const char *detail)
+{
+	fprintf(stderr, "bench-tui: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+	exit(1);
+}
+
+/* utime + stime of pid in ms */
+static double cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	/* fields after ")": state(3) ... utime(14) stime(15) */
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+		return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+	return 0;
+}
+
+static long peak_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void make_records(const char *dir)
+{
+	struct sb_root *root;
+	struct sb_error err;
+	long long now = sb_clock_now();
+
+	if (sb_root_open(&root, dir, &err) < 0)
+		die("root", err.msg);
+	for (int i = 0; i < RECORDS; i++) {
+		struct sb_record rec = { 0 };
+		char *sdir, *act;
+		rec.schema = SB_RECORD_SCHEMA;
+		snprintf(rec.name, sizeof(rec.name), "bench-%04d", i);
+		snprintf(rec.id, sizeof(rec.id), "sb-%016x", i);
+		rec.created = now - i;
+		rec.image_ref = i % 2 ? "docker.io/library/python:3.12" : "sandbench/default:latest";
+		snprintf(rec.image_digest, sizeof(rec.image_digest), "sha256:%064d", i % 7);
+		rec.kind = i % 3 ? SB_KIND_TEMPORARY : SB_KIND_PERMANENT;
+		rec.idle_timeout = rec.kind == SB_KIND_TEMPORARY ? 86400 : 0;
+		rec.expiry_action = SB_EXPIRY_RM;
+		rec.network = i % 4 == 0;
+		rec.exchange = 1;
+		rec.memory = 512ULL << 20;
+		rec.owner = i % 5 ? "plugin:search" : "";
+		rec.state = i % 2 ? SB_STATE_STOPPED : SB_STATE_CREATED;
+		rec.reason = "benchmark record";
+		rec.state_changed = now;
+		sdir = sb_strdupf("%s/sandboxes/%s", sb_root_path(root), rec.name);
+		act = sb_strdupf("%s/activity", sdir);
+		if (sb_fs_mkdirs(sdir, 0700, &err) < 0 || sb_record_save(root, &rec, &err) < 0)
+			die("record", err.msg);
+		close(open(act, O_WRONLY | O_CREAT, 0600));
+		free(sdir);
+		free(act);
+	}
+	sb_root_close(root);
+}
+
+static void bench_records(void)
+{
+	char *dir = tu_tempdir("benchtui");
+	const char *argv[] = { "--root", dir, "tui", "--readonly", NULL };
+	double t0, first, cpu0, cpu1, wall0, wall1;
+	struct tui *t;
+
+	make_records(dir);
+	t0 = now_ms();
+	t = tui_start(40, 120, argv, NULL);
+	if (!t || tui_wait_text(t, "1000 sandboxes", WAIT) < 0 || tui_wait_text(t, "q quit", WAIT) < 0 ||
+	    tui_wait_line_start(t, "bench-0000", WAIT) < 0)
+		die("the first frame did not come", NULL);
+	first = now_ms() - t0;
+	printf("records                 %d\n", RECORDS);
+	printf("first full frame        %.1f ms wall, %.0f ms CPU   (target < 100 ms)\n", first, cpu_ms(tui_pid(t)));
+	/* each round: refresh (re-read every record), reverse the sort, wait for the new frame */
+	cpu0 = cpu_ms(tui_pid(t));
+	wall0 = now_ms();
+	for (int i = 0; i < REFRESHES; i++) {
+		tui_send(t, "\x12O");
+		if (tui_wait_text(t, i % 2 ? "NAME▲" : "NAME▼", WAIT) < 0)
+			die("refresh did not show", NULL);
+	}
+	wall1 = now_ms();
+	cpu1 = cpu_ms(tui_pid(t));
+	printf("CPU per refresh         %.2f ms   (target < 10 ms; %d refreshes of %d records, wall %.1f ms each)\n",
+	       (cpu1 - cpu0) / REFRESHES, REFRESHES, RECORDS, (wall1 - wall0) / REFRESHES);
+	printf("peak RSS                %.1f MB   (target < 30 MB)\n", peak_rss_kb(tui_pid(t)) / 1024.0);
+	tui_send(t, "q");
+	tui_finish(t, WAIT);
+	tu_remove(dir);
+	free(dir);
+}
+
+static int tmux_has_line(const char *session, const char *prefix)
+{
+	char *out = tu_sh_out("tmux capture-pane -p -t %s", session);
+	int found = 0;
+
+	for (char *line = out; out && line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line + strspn(line, " "), prefix, strlen(prefix)))
+			found = 1;
+	free(out);
+	return found;
+}
+
+static double tmux_wait(const char *session, const char *prefix)
+{
+	double t0 = now_ms();
+	struct timespec tick = { 0, 2 * 1000000 };
+
+	/* tmux offers no event for "text appeared": poll its screen every 2 ms */
+	while (!tmux_has_line(session, prefix)) {
+		if (now_ms() - t0 > WAIT)
+			die("tmux did not show", prefix);
+		nanosleep(&tick, NULL);
+	}
+	return now_ms() - t0;
+}
+
+static void bench_throughput(void)
+{
+	char *dir = tu_tempdir("benchtp");
+	struct sb_root *root;
+	struct sb_bootstrap_opts bo = { .kind = SB_BOOTSTRAP_BUSYBOX };
+	struct sb_bootstrap_result res;
+	struct sb_sandbox_spec spec = { .name = "tp", .kind = SB_KIND_PERMANENT, .network = -1 };
+	struct sb_error err;
+	const char *argv[] = { "--root", dir, NULL };
+	char *bin = tu_buildpath("sandbench");
+	struct tui *t;
+	double t0, ours, theirs;
+
+	if (sb_root_open(&root, dir, &err) < 0 || sb_image_bootstrap(&res, root, &bo, &err) < 0)
+		die("image", err.msg);
+	spec.image = res.image.digest;
+	if (sb_sandbox_process_init(&err) < 0 || sb_sandbox_create(NULL, root, &spec, &err) < 0)
+		die("sandbox", err.msg);
+
+	t = tui_start(40, 120, argv, NULL);
+	if (!t || tui_wait_text(t, "running", WAIT) < 0)
+		die("workbench", NULL);
+	tui_send(t, "\r");
+	if (tui_wait_text(t, "[1:tp]", WAIT) < 0 || tui_wait_text(t, "#", WAIT) < 0)
+		die("no shell prompt in the workbench", NULL);
+	t0 = now_ms();
+	tui_send(t, "seq 1 200000\r");
+	if (tui_wait_line_start(t, "200000", WAIT) < 0)
+		die("the last line did not show in the workbench", NULL);
+	ours = now_ms() - t0;
+	tui_send(t, "exit\r");
+	tui_wait_text(t, "shell closed", WAIT);
+	tui_send(t, "q");
+	tui_finish(t, WAIT);
+
+	if (tu_sh("tmux new-session -d -s sbbench-tp -x 120 -y 40 '%s --root %s shell tp'", bin, dir) != 0)
+		die("tmux", NULL);
+	tmux_wait("sbbench-tp", "/");   /* the prompt */
+	t0 = now_ms();
+	tu_sh("tmux send-keys -t sbbench-tp 'seq 1 200000' Enter");
+	tmux_wait("sbbench-tp", "200000");
+	theirs = now_ms() - t0;
+	tu_sh("tmux kill-session -t sbbench-tp");
+	printf("seq 1 200000, workbench %.0f ms\n", ours);
+	printf("seq 1 200000, tmux      %.0f ms   (target: workbench <= tmux)\n", theirs);
+
+	sb_sandbox_remove(root, "tp", SB_REMOVE_FORCE, NULL);
+	sb_root_close(root);
+	tu_remove(dir);
+	free(dir);
+	free(bin);
+}
+
+int main(int argc, char **argv)
+{
+	int which = argc > 1 ? atoi(argv[1]) : 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (which == 0 || which == 1)
+		bench_records();
+	if (which == 0 || which == 2)
+		bench_throughput();
+	return 0;
+}
