@@ -229,6 +229,18 @@ int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms)
 	return wait_for(t, line_starts, prefix, NULL, timeout_ms);
 }
 
+static int is_above(struct tui *t, const char *upper, const char *lower)
+{
+	int u = tui_find_row(t, upper), l = tui_find_row(t, lower);
+
+	return u >= 0 && l >= 0 && u < l;
+}
+
+int tui_wait_above(struct tui *t, const char *upper, const char *lower, int timeout_ms)
+{
+	return wait_for(t, is_above, upper, lower, timeout_ms);
+}
+
 pid_t tui_pid(const struct tui *t)
 {
 	return t->pid;

@@ -19,6 +19,8 @@ int tui_wait_gone(struct tui *t, const char *text, int timeout_ms);
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms);
 /* Waits until some row starts with prefix (leading blanks ignored). */
 int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
+/* Waits until the first row holding `upper` is above the first holding `lower`. */
+int tui_wait_above(struct tui *t, const char *upper, const char *lower, int timeout_ms);
 void tui_send(struct tui *t, const char *keys);
 pid_t tui_pid(const struct tui *t);
 /* Changes the pty size (the program gets SIGWINCH) and the emulated screen's. */
