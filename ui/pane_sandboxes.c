@@ -232,6 +232,22 @@ static void widths(int width, int *w)
 	w[UI_COL_IMAGE] = width - fixed - 1 > 8 ? width - fixed - 1 : 8;
 }
 
+/* "long/reference:tag@3f2a1b0c9d8e" in width columns: the pinned digest stays
+ * whole, the reference gives way ("long/ref~@3f2a1b0c9d8e"). */
+static void fit_image(char *buf, int width)
+{
+	char *at = strrchr(buf, '@');
+	int len = (int)strlen(buf);
+
+	if (!at || len <= width || at - buf < 2)
+		return;
+	int keep = width - (len - (int)(at - buf)) - 1;
+	if (keep < 1)
+		return;
+	memmove(buf + keep + 1, at, strlen(at) + 1);
+	buf[keep] = '~';
+}
+
 static void draw(struct ui_app *app, WINDOW *w, int focused)
 {
 	struct ui_pane_view *v = &app->views[UI_PANE_SANDBOXES];
@@ -274,6 +290,8 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 				a = ui_theme_attr(UI_ROLE_WARN);
 			else if (!sel && c == UI_COL_EXPIRES && s->expires_in >= 0 && s->expires_in < 60)
 				a = ui_theme_attr(UI_ROLE_WARN);
+			if (c == UI_COL_IMAGE)
+				fit_image(buf, wd[c]);
 			if (c == UI_COL_NAME && ui_shells_count(app, s->rec.name)) {
 				/* a marker for sandboxes with attached shells */
 				char name[600];
