@@ -36,6 +36,7 @@ struct ent {
 	long uid, gid;
 	const char *uname;
 	const char *xattr, *xvalue;
+	size_t xsize;           /* of xvalue when it is binary; 0: strlen */
 	size_t zeros;           /* file content of this many zero bytes instead of data */
 };
 
@@ -107,7 +108,7 @@ static void put(struct archive *a, const struct ent *e)
 	}
 	archive_entry_set_size(ae, (la_int64_t)size);
 	if (e->xattr)
-		archive_entry_xattr_add_entry(ae, e->xattr, e->xvalue, strlen(e->xvalue));
+		archive_entry_xattr_add_entry(ae, e->xattr, e->xvalue, e->xsize ? e->xsize : strlen(e->xvalue));
 	cr_assert_eq(archive_write_header(a, ae), ARCHIVE_OK, "%s", archive_error_string(a));
 	if (e->zeros) {
 		static const char zero[65536];
@@ -585,7 +586,8 @@ Test(unpack, modes_setuid_and_numeric_owners)
 			{ .name = "private", .mode = 0600, .data = "p" },
 			{ .name = "owned", .uid = 1234, .gid = 5678, .uname = "root", .data = "o" },
 			{ .name = "named", .uid = 4321, .gid = 4321, .uname = "daemon", .data = "n" },
-			{ .name = "sticky/", .mode = S_IFDIR | 01777 });
+			{ .name = "sticky/", .mode = S_IFDIR | 01777 },
+			{ .name = "suid-user", .mode = 06755, .uid = 1234, .gid = 5678, .data = "s" });
 	struct stat st;
 
 	unpack_ok(l);
@@ -602,6 +604,9 @@ Test(unpack, modes_setuid_and_numeric_owners)
 	cr_assert_eq(st.st_gid, 5678);
 	cr_assert_eq(rstat("named", &st), 0);
 	cr_assert_eq(st.st_uid, 4321, "the name 'daemon' is not looked up on the host");
+	cr_assert_eq(rstat("suid-user", &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 06755, "setuid/setgid survive the chown");
+	cr_assert_eq(st.st_uid, 1234);
 	free(l);
 }
 
@@ -637,6 +642,23 @@ Test(unpack, xattrs_user_kept_trusted_dropped)
 	free(l);
 	free(x);
 	free(t);
+}
+
+Test(unpack, file_capability_kept)
+{
+	/* VFS_CAP_REVISION_2 | effective, permitted = CAP_NET_RAW (13): what ping carries */
+	static const char cap[20] = { 0x01, 0x00, 0x00, 0x02, 0x00, 0x20 };
+	char *l = LAYER("l", "none", { .name = "ping", .mode = 0755, .data = "p", .uid = 0,
+				       .xattr = "security.capability", .xvalue = cap, .xsize = sizeof(cap) });
+	char *path = sb_path_join(root, "ping");
+	char buf[64];
+
+	unpack_ok(l);
+	cr_assert_eq(lgetxattr(path, "security.capability", buf, sizeof(buf)), (ssize_t)sizeof(cap),
+		     "capability lost (errno %d)", errno);
+	cr_assert_eq(memcmp(buf, cap, sizeof(cap)), 0);
+	free(l);
+	free(path);
 }
 
 Test(unpack, symlinks_stay_symlinks)
