@@ -126,7 +126,8 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 		sb_sandbox_list_free(list, n);
 		return rc;
 	}
-	qsort(list, n, sizeof(*list), by_name);
+	if (n)   /* qsort wants a non-NULL base even for no elements */
+		qsort(list, n, sizeof(*list), by_name);
 	*out = list;
 	*count = n;
 	return 0;
