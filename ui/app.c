@@ -66,6 +66,20 @@ static void restore_terminal(void)
 	}
 }
 
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static struct sigaction fatal_old[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
+
+/* A crash must not leave the user's terminal in raw mode: restore it, then let
+ * the previous handler (the default, or a sanitizer's report) have the signal. */
+static void on_fatal(int sig)
+{
+	restore_terminal();
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (fatal_signals[i] == sig)
+			sigaction(sig, &fatal_old[i], NULL);
+	raise(sig);
+}
+
 void ui_app_message(struct ui_app *app, int error, const char *fmt, ...)
 {
 	va_list ap;
@@ -542,6 +556,10 @@ static int setup_signals(void)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaction(fatal_signals[i], &sa, &fatal_old[i]);
 	return 0;
 }
 

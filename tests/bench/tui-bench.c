@@ -166,9 +166,11 @@ static int tmux_has_line(const char *session, const char *prefix)
 static double tmux_wait(const char *session, const char *prefix)
 {
 	double t0 = now_ms();
-	struct timespec tick = { 0, 2 * 1000000 };
+	struct timespec tick = { 0, 20 * 1000000 };
 
-	/* tmux offers no event for "text appeared": poll its screen every 2 ms */
+	/* tmux offers no event for "text appeared": poll its screen every 20 ms
+	 * (each poll is a tmux client process: polling faster would steal the
+	 * CPU that tmux itself needs on two cores) */
 	while (!tmux_has_line(session, prefix)) {
 		if (now_ms() - t0 > WAIT)
 			die("tmux did not show", prefix);

@@ -190,12 +190,49 @@ Test(tui, attached_shell_runs_commands)
 	tui_send(t, "]");
 	cr_assert_eq(tui_wait_text(t, "hello-42", WAIT), 0);
 	tui_send(t, "exit\r");
-	cr_assert_eq(tui_wait_text(t, "shell closed", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "shell closed (exit status 0)", WAIT), 0);
 	{
 		char *state = cli_state("alpha");
 		cr_assert_str_eq(state ? state : "", "running", "closing a shell never disturbs the sandbox");
 		free(state);
 	}
+	quit(t);
+}
+
+Test(tui, stop_closes_attached_shells_first)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+	char *state;
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "[1:alpha]", WAIT), 0);
+	tui_send(t, "\x07");   /* back to the panes, the shell stays attached */
+	cr_assert_eq(tui_wait_row(t, "alpha*", "running", WAIT), 0);
+	tui_send(t, "x");
+	cr_assert_eq(tui_wait_text(t, "1 shell(s) are attached to alpha", WAIT), 0);
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_text(t, "closed 1 attached shell(s) before stopping", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "alpha", "stopped", 60000), 0);
+	state = cli_state("alpha");
+	cr_assert_str_eq(state ? state : "", "stopped");
+	free(state);
+	/* and back */
+	tui_send(t, "r");
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", 60000), 0);
+	quit(t);
+}
+
+Test(tui, expire_now_applies_the_expiry_action)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "E");   /* expiry action rm: it goes */
+	cr_assert_eq(tui_wait_text(t, "alpha: removed", 60000), 0);
+	cr_assert_eq(cli_status("inspect", "alpha"), 3);
 	quit(t);
 }
 
