@@ -47,11 +47,12 @@ static int probe(struct pull *p, struct sb_error *err)
 	return 0;
 }
 
-/* Downloads the manifest (or index) named by reference and checks its digest
- * against the registry's header and against pinned (may be NULL). A pinned
- * manifest already in the store is read from there without any request. */
+/* Downloads the manifest (or index) named by reference (the image's own, or,
+ * when listed, one an index lists) and checks its digest against the registry's
+ * header and against pinned (may be NULL). A pinned manifest already in the
+ * store is read from there without any request. */
 static int fetch_manifest(struct sb_image_manifest *m, char digest[SB_DIGEST_STR_LEN], struct pull *p,
-			  const char *reference, const char *pinned, struct sb_error *err)
+			  const char *reference, const char *pinned, int listed, struct sb_error *err)
 {
 	struct sb_registry_buf buf = { .max = SB_MANIFEST_MAX };
 	struct sb_registry_sink sink = { sb_registry_buf_write, &buf };
@@ -77,12 +78,10 @@ static int fetch_manifest(struct sb_image_manifest *m, char digest[SB_DIGEST_STR
 	if (rc < 0)
 		goto out;
 	if (c->resp.status == 404) {
-		/* the reference itself, or a manifest its index lists */
-		rc = strstr(p->canonical, reference)
-			     ? sb_error_set(err, SB_ERR_NOTFOUND, _("image %s not found on %s"), p->canonical,
-					    c->registry)
-			     : sb_error_set(err, SB_ERR_NOTFOUND, _("manifest %s of %s not found on %s"), reference,
-					    p->canonical, c->registry);
+		rc = listed ? sb_error_set(err, SB_ERR_NOTFOUND, _("manifest %s of %s not found on %s"), reference,
+					   p->canonical, c->registry)
+			    : sb_error_set(err, SB_ERR_NOTFOUND, _("image %s not found on %s"), p->canonical,
+					   c->registry);
 		goto out;
 	}
 	if (c->resp.status < 200 || c->resp.status > 299) {
@@ -123,7 +122,7 @@ static int resolve(struct sb_image_manifest *m, char digest[SB_DIGEST_STR_LEN], 
 	char next[SB_DIGEST_STR_LEN];
 	int rc;
 
-	rc = fetch_manifest(m, digest, p, ref->digest ? ref->digest : ref->tag, ref->digest, err);
+	rc = fetch_manifest(m, digest, p, ref->digest ? ref->digest : ref->tag, ref->digest, 0, err);
 	for (int depth = 0; rc == 0 && m->is_index; depth++) {
 		if (depth == INDEX_DEPTH) {
 			sb_image_manifest_clear(m);
@@ -136,7 +135,7 @@ static int resolve(struct sb_image_manifest *m, char digest[SB_DIGEST_STR_LEN], 
 		}
 		strcpy(next, d->digest);
 		sb_image_manifest_clear(m);
-		rc = fetch_manifest(m, digest, p, next, next, err);
+		rc = fetch_manifest(m, digest, p, next, next, 1, err);
 	}
 	if (rc < 0)
 		sb_image_manifest_clear(m);
