@@ -79,7 +79,8 @@ static int creds_from_file(struct sb_registry_creds *out, const char *path, stru
 	return rc;
 }
 
-/* ROOT/credentials.json: {"registry-host": {"username": .., "password": ..}}. */
+/* ROOT/credentials.json: {"registry-host": {"username": .., "password": ..}},
+ * keyed by the name in references or by the API host (Docker Hub has both). */
 static int creds_from_root(struct sb_registry_creds *out, struct sb_root *root, const char *registry,
 			   struct sb_error *err)
 {
@@ -103,7 +104,10 @@ static int creds_from_root(struct sb_registry_creds *out, struct sb_root *root, 
 		explicit_bzero(text, strlen(text));
 		free(text);
 	}
-	if (rc == 0 && (entry = json_object_get(doc, registry))) {
+	entry = json_object_get(doc, registry);
+	if (!entry)
+		entry = json_object_get(doc, sb_registry_api_host(registry));
+	if (rc == 0 && entry) {
 		user = json_string_value(json_object_get(entry, "username"));
 		password = json_string_value(json_object_get(entry, "password"));
 		rc = user && password ? set_creds(out, user, password, err)

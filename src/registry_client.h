@@ -77,6 +77,10 @@ int sb_registry_transient(const struct sb_registry_client *c);
 int sb_registry_buf_write(void *user, const void *data, size_t len, struct sb_error *err);
 void sb_registry_buf_clear(struct sb_registry_buf *b);
 
+/* Where the API of a registry named in references lives (docker.io ->
+ * registry-1.docker.io; others are their own). */
+const char *sb_registry_api_host(const char *registry);
+
 /* registry_auth.c */
 int sb_registry_creds_load(struct sb_registry_creds *out, struct sb_root *root, const char *creds_file,
 			   const char *registry, struct sb_error *err);

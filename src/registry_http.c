@@ -21,7 +21,7 @@ static const struct {
 	{ "index.docker.io", "registry-1.docker.io" },
 };
 
-static const char *api_host(const char *registry)
+const char *sb_registry_api_host(const char *registry)
 {
 	for (size_t i = 0; i < sizeof(registry_aliases) / sizeof(registry_aliases[0]); i++)
 		if (!strcmp(registry, registry_aliases[i].name))
@@ -167,7 +167,7 @@ int sb_registry_client_new(struct sb_registry_client **out, struct sb_root *root
 	c->insecure = opts->insecure;
 	c->registry = strdup(registry);
 	c->repository = strdup(repository);
-	c->base = sb_strdupf("%s://%s", opts->insecure ? "http" : "https", api_host(registry));
+	c->base = sb_strdupf("%s://%s", opts->insecure ? "http" : "https", sb_registry_api_host(registry));
 	c->curl = curl_easy_init();
 	if (!c->registry || !c->repository || !c->base || !c->curl) {
 		sb_registry_client_free(c);
