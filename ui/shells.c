@@ -319,6 +319,8 @@ void ui_shells_resize(struct ui_app *app)
 {
 	int rows = app->layout.shell.h, cols = app->layout.shell.w;
 
+	if (app->layout.too_small)
+		return;   /* the shells keep their size until the screen is usable again */
 	for (size_t i = 0; i < app->n_shells; i++) {
 		ui_term_resize(app->shells[i]->term, rows, cols);
 		sb_session_resize(app->shells[i]->session, (unsigned short)rows, (unsigned short)cols);
@@ -332,8 +334,12 @@ void ui_shells_tabs(struct ui_app *app, char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < app->n_shells && len + 1 < size; i++) {
-		int focused = (int)i == app->focus_shell;
-		int n = snprintf(buf + len, size - len, focused ? "[%zu:%s] " : " %zu:%s  ", i + 1, app->shells[i]->name);
+		int focused = (int)i == app->focus_shell, back = ui_term_scroll_offset(app->shells[i]->term);
+		char scrolled[32] = "";
+		if (back)
+			snprintf(scrolled, sizeof(scrolled), _(" (%d lines back)"), back);
+		int n = snprintf(buf + len, size - len, focused ? "[%zu:%s%s] " : " %zu:%s%s  ", i + 1, app->shells[i]->name,
+				 scrolled);
 		if (n < 0)
 			break;
 		len += (size_t)n;

@@ -183,6 +183,19 @@ Test(tui, attached_shell_runs_commands)
 	cr_assert_eq(tui_wait_text(t, "[1:alpha]", WAIT), 0);
 	tui_send(t, "echo hel''lo-$((6*7))\r");
 	cr_assert_eq(tui_wait_text(t, "hello-42", WAIT), 0);
+	/* Shift-PgUp scrolls back into what went off the screen */
+	tui_send(t, "seq 1 100\r");
+	cr_assert_eq(tui_wait_line_start(t, "100", WAIT), 0);
+	cr_assert_eq(tui_find_row(t, "\n45 "), -1);
+	tui_send(t, "\x1b[5;2~\x1b[5;2~");
+	cr_assert_eq(tui_wait_text(t, "lines back", WAIT), 0);
+	cr_assert_eq(tui_wait_line_start(t, "45 ", WAIT), 0);
+	tui_send(t, "\x1b[6;2~\x1b[6;2~");
+	cr_assert_eq(tui_wait_gone(t, "lines back", WAIT), 0);
+	tui_send(t, "clear\r");
+	cr_assert_eq(tui_wait_gone(t, "hello-42", WAIT), 0);
+	tui_send(t, "echo hel''lo-$((6*7))\r");
+	cr_assert_eq(tui_wait_text(t, "hello-42", WAIT), 0);
 	/* the prefix key gives the keyboard back to the panes; the shell stays */
 	tui_send(t, "\x07");
 	cr_assert_eq(tui_wait_row(t, "alpha*", "running", WAIT), 0);
