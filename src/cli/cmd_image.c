@@ -43,7 +43,7 @@ static int image_run(struct sb_cli *cli, int argc, char **argv)
 const struct sb_cli_command sb_cmd_image = {
 	.name = "image",
 	.synopsis = "COMMAND [ARGS]",
-	.summary = N_("manage images: import, bootstrap, ls, inspect, rm, prune"),
+	.summary = N_("manage images: pull, import, bootstrap, ls, inspect, rm, prune"),
 	.run = image_run,
 	.group = 1,
 };
