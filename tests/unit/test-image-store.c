@@ -302,6 +302,28 @@ Test(image_store, not_an_image_and_rootfs_without_name)
 	free(junk);
 }
 
+Test(image_store, docker_save_directory_with_two_images_needs_a_choice)
+{
+	char *save = fixture("docker-save.tar"), *d = sb_path_join(dir, "saved");
+	struct sb_image_import_opts opts = { .name = "two:b" };
+	struct sb_image_import_result res;
+	struct sb_error err;
+
+	/* an unpacked docker save whose manifest.json lists the image twice */
+	cr_assert_eq(tu_sh("mkdir %s && tar -C %s -xf %s && cd %s && python3 -c '"
+			   "import json; m = json.load(open(\"manifest.json\")); a = dict(m[0], RepoTags=[\"two:a\"]); "
+			   "b = dict(m[0], RepoTags=[\"two:b\"]); json.dump([a, b], open(\"manifest.json\", \"w\"))'",
+			   d, d, save, d),
+		     0);
+	cr_assert_eq(sb_image_import(&res, root, d, NULL, &err), SB_ERR_INVALID);
+	cr_assert(strstr(err.msg, "two:a, two:b") && strstr(err.msg, "--name"), "%s", err.msg);
+	cr_assert_eq(sb_image_import(&res, root, d, &opts, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(res.format, "docker-save");
+	cr_assert_str_eq(res.ref, "docker.io/library/two:b");
+	free(save);
+	free(d);
+}
+
 static void write_record(const char *name, const char *digest)
 {
 	char *d = sb_strdupf("%s/sandboxes/%s", sb_root_path(root), name), *f = sb_path_join(d, "sandbox.json");
