@@ -42,7 +42,7 @@ static void forward_progress(void *user, const struct sb_progress_event *ev)
 	sb_progress_emit(lp->outer, &e);
 }
 
-/* Manifest digest hex of a temp dir name, or NULL when the name is not one. */
+/* The manifest digest a temp dir name carries; -1 when the name is not one. */
 static int temp_digest(char out[SB_DIGEST_STR_LEN], const char *name)
 {
 	if (strncmp(name, TEMP_PREFIX, strlen(TEMP_PREFIX)) != 0)
