@@ -30,7 +30,8 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 /* digest -> [sandbox names] from ROOT/sandboxes/NAME/sandbox.json "image.digest"
  * (records that cannot be read are skipped). */
 int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err);
-/* Removes unpack temp dirs of dead installs (counting them in *removed and
+/* Under the exclusive root lock (installs make their temp dirs under the
+ * shared one): removes unpack temp dirs of dead installs (counting them in *removed and
  * *bytes when not NULL); the manifest digests of live ones are added to live
  * (a JSON object used as a set) when not NULL. */
 int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes,

@@ -250,6 +250,16 @@ static json_t *image_meta(const struct image_doc *doc, const char *source, unsig
 			 source, "size", (json_int_t)size, "content_size", (json_int_t)content, "layers", layers);
 }
 
+/* What dead installs left is cleaned by the next one; failing to clean it
+ * does not fail this install (prune retries). */
+static void sweep_quietly(struct sb_root *root)
+{
+	struct sb_error err;
+
+	if (sb_image_temp_sweep(root, NULL, NULL, NULL, &err) < 0)
+		sb_log("image: %s", err.msg);
+}
+
 /* Under the exclusive lock: publishes the unpacked tree (unless another
  * install got there first) and records the image and its reference. */
 static int commit(struct sb_root *root, const char *ref_name, const char *digest, const struct image_doc *doc,
@@ -273,6 +283,7 @@ static int commit(struct sb_root *root, const char *ref_name, const char *digest
 	}
 	if (tmp && (rc = sb_fs_fsync_dir(parent, err)) < 0)
 		goto out;
+	sweep_quietly(root);
 	if ((rc = sb_image_db_load(&db, root, err)) < 0)
 		goto out;
 	images = sb_image_db_images(db);
@@ -316,15 +327,15 @@ int sb_image_install_from(struct sb_root *root, const char *ref_name, const char
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}
-	/* the fast path: an image is unpacked once, whatever points at it */
-	if (lstat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		if ((rc = sb_image_temp_sweep(root, NULL, NULL, NULL, err)) < 0 ||
-		    (rc = unpack_all(&tmp, &lock_fd, root, manifest_digest, &doc, progress, err)) < 0)
-			goto out;
-	}
-	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
+	/* Shared while a temp dir is made and locked: the sweep (exclusive) must
+	 * not take it for a dead one in between. */
+	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
 		goto out;
-	rc = commit(root, ref_name ? canonical : NULL, manifest_digest, &doc, tmp, source, err);
+	/* the fast path: an image is unpacked once, whatever points at it */
+	if (lstat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
+		rc = unpack_all(&tmp, &lock_fd, root, manifest_digest, &doc, progress, err);
+	if (rc == 0 && (rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) == 0)
+		rc = commit(root, ref_name ? canonical : NULL, manifest_digest, &doc, tmp, source, err);
 	sb_root_unlock(root);
 	if (rc == 0)
 		sb_progress_emit(progress, &(struct sb_progress_event){ .phase = SB_PROGRESS_DONE, .item = manifest_digest });

@@ -47,9 +47,9 @@ struct sb_image_info {
  * prune). An image already unpacked is not unpacked again. Then records
  * ref_name (NULL for none; recorded in canonical form) -> manifest_digest. source says where
  * the image came from (shown by inspect; NULL: unknown).
- * Takes the root lock exclusively for its final step and returns with the lock
- * released: a caller holding it shared (to keep prune away from blobs it just
- * wrote) may call this directly. */
+ * Holds the root lock shared while unpacking and exclusively for its final
+ * step, and returns with the lock released: a caller holding it shared (to keep
+ * prune away from blobs it just wrote) may call this directly. */
 int sb_image_install(struct sb_root *root, const char *ref_name, const char *manifest_digest,
 		     const struct sb_progress *progress, struct sb_error *err);
 /* Same, recording source. */
