@@ -38,6 +38,8 @@ struct sb_runsc_call {
 	const char *pid_file;            /* absolute: create, restore, exec --detach */
 	const char *image_path;          /* absolute: checkpoint, restore */
 	const char *process_file;        /* exec --process */
+	const char *internal_pid_file;   /* exec: where runsc writes the process's pid inside */
+	const char *target_pid;          /* kill --pid: one process (pid inside) instead of the init */
 	const char *cwd;                 /* exec */
 	char *const *env;                /* exec: "K=V", NULL-terminated */
 	char *const *args;               /* exec: command; NULL-terminated */

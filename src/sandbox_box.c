@@ -211,7 +211,8 @@ static int is_trace(const char *line)
 	for (const char *const *p = trace_prefixes; *p; p++)
 		if (!strncmp(line, *p, strlen(*p)))
 			return 1;
-	return !*line;
+	/* frames: "pkg.Func({0xc000...}, ...)" */
+	return !*line || strstr(line, "(0x") || strstr(line, "{0x") || strstr(line, "+0x");
 }
 
 /* runsc's error goes to the log with the sandbox's output: its first line that
@@ -222,9 +223,17 @@ static int log_error(int rc, const char *log, const char *what, const char *name
 
 	if (rc == SB_ERR_TIMEOUT || sb_fs_read_file(&text, NULL, log, 1 << 20, NULL) < 0)
 		return rc;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		if (!is_trace(l))
+	/* the last line that says what failed; else the last one that is no frame */
+	char *any = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (is_trace(l))
+			continue;
+		any = l;
+		if (strstr(l, "error") || strstr(l, "fail") || strstr(l, "cannot"))
 			why = l;
+	}
+	if (!why)
+		why = any;
 	sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed: %.400s"), what, name, why ? why : "");
 	free(text);
 	return rc;
@@ -373,19 +382,16 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)
 	int rc = 0;
 
 	if (b->rec.id[0] && (rc = sb_box_runsc(b, err)) == 0) {
-		struct sb_runsc_call state = sb_box_call(b, SB_RUNSC_STATE);
-		struct sb_proc_result res;
-		/* state fails when runsc does not know the container: nothing to delete */
-		if (sb_runsc_run(&res, b->rs, &state, &ignored) == 0) {
-			struct sb_runsc_call kill = sb_box_call(b, SB_RUNSC_KILL);
-			kill.signal = "KILL";
-			if (strstr(res.out, "\"running\""))
-				sb_runsc_run(NULL, b->rs, &kill, &ignored);
-			struct sb_runsc_call del = sb_box_call(b, SB_RUNSC_DELETE);
-			del.force = 1;
-			rc = sb_runsc_run(NULL, b->rs, &del, err);
+		/* one call in the common case: delete -force kills a running container */
+		struct sb_runsc_call del = sb_box_call(b, SB_RUNSC_DELETE);
+		del.force = 1;
+		if ((rc = sb_runsc_run(NULL, b->rs, &del, err)) < 0) {
+			/* fine when runsc does not know the container (stopped, or a create
+			 * that never reached runsc): state fails then too */
+			struct sb_runsc_call state = sb_box_call(b, SB_RUNSC_STATE);
+			if (sb_runsc_run(NULL, b->rs, &state, &ignored) < 0)
+				rc = 0;
 		}
-		sb_proc_result_clear(&res);
 		remove_cgroups(b->rec.id);
 	}
 	if (rc < 0 && !force)
@@ -401,7 +407,27 @@ static unsigned long long start_time(pid_t pid)
 	return sb_proc_stat(pid, NULL, &t) == 0 ? t : 0;
 }
 
-/* Session files: sessions/<pid> holding the process start time (pid reuse guard). */
+/* Kills the session's process inside the sandbox: the host `runsc exec` then
+ * exits as soon as it is gone, so its exit means the pty is released inside. */
+static void kill_inside(struct sb_box *b, const char *stem)
+{
+	char *ipid_file = sb_strdupf("%s.ipid", stem), *ipid = NULL;
+	struct sb_error ignored;
+
+	if (ipid_file && sb_fs_read_file(&ipid, NULL, ipid_file, 64, NULL) == 0 && sb_box_runsc(b, &ignored) == 0) {
+		ipid[strcspn(ipid, "\n")] = '\0';
+		struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_KILL);
+		c.target_pid = ipid;
+		c.signal = "KILL";
+		c.proc.timeout_ms = 10000;
+		sb_runsc_run(NULL, b->rs, &c, &ignored);
+	}
+	free(ipid);
+	free(ipid_file);
+}
+
+/* Session files: sessions/<pid> holding "<start time> <stem>" (the start time
+ * guards against a reused pid). */
 void sb_box_end_sessions(struct sb_box *b)
 {
 	DIR *d = opendir(b->sessions);
@@ -416,13 +442,15 @@ void sb_box_end_sessions(struct sb_box *b)
 		long pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0 || !(path = sb_path_join(b->sessions, de->d_name)))
 			continue;
-		if (sb_fs_read_file(&text, NULL, path, 64, NULL) == 0 &&
-		    strtoull(text, NULL, 10) == start_time((pid_t)pid)) {
+		if (sb_fs_read_file(&text, NULL, path, 4096, NULL) == 0 &&
+		    strtoull(text, &end, 10) == start_time((pid_t)pid)) {
 			int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-			if (fd >= 0 && syscall(SYS_pidfd_send_signal, fd, SIGHUP, NULL, 0) == 0) {
+			if (fd >= 0) {
+				end += strspn(end, " ");
+				end[strcspn(end, "\n")] = '\0';
+				if (*end)
+					kill_inside(b, end);
 				pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
-			} else if (fd >= 0) {
-				close(fd);
 			}
 		}
 		unlink(path);
@@ -430,8 +458,8 @@ void sb_box_end_sessions(struct sb_box *b)
 		free(path);
 	}
 	closedir(d);
-	/* hang-up first (a shell exits on it); what remains after the grace period
-	 * is killed. A pidfd turns readable when its process exits. */
+	/* the host side follows its process inside; what remains after the grace
+	 * period is killed. A pidfd turns readable when its process exits. */
 	for (int i = 0; i < n; i++) {
 		if (poll(&pfd[i], 1, SESSION_END_MS) <= 0)
 			syscall(SYS_pidfd_send_signal, pfd[i].fd, SIGKILL, NULL, 0);

@@ -28,8 +28,9 @@
 struct sb_session {
 	struct sb_root *root;
 	char name[SB_SANDBOX_NAME_MAX + 1];
-	char *reg;                       /* sessions/<pid> */
-	char *proc_file;
+	char *reg;                       /* sessions/<pid>: "<start time> <stem>" */
+	char *stem;                      /* sessions/proc-<pid>-<n>: .json the process, .ipid its pid inside */
+	char *proc_file, *ipid_file;
 	int master;
 	pid_t pid;
 	int done, status;
@@ -64,9 +65,11 @@ static int write_process(struct sb_session *s, struct sb_box *b, char *const *ar
 	char file[64];
 	int rc;
 
-	snprintf(file, sizeof(file), "proc-%ld-%u.json", (long)getpid(), serial++);
-	s->proc_file = sb_path_join(b->sessions, file);
-	if (!p || !s->proc_file)
+	snprintf(file, sizeof(file), "proc-%ld-%u", (long)getpid(), serial++);
+	s->stem = sb_path_join(b->sessions, file);
+	s->proc_file = s->stem ? sb_strdupf("%s.json", s->stem) : NULL;
+	s->ipid_file = s->stem ? sb_strdupf("%s.ipid", s->stem) : NULL;
+	if (!p || !s->proc_file || !s->ipid_file)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	else
 		rc = sb_json_save(s->proc_file, p, err);
@@ -102,6 +105,7 @@ int sb_session_open(struct sb_session **out, struct sb_root *root, const char *n
 		goto fail;
 	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_EXEC);
 	c.process_file = s->proc_file;
+	c.internal_pid_file = s->ipid_file;
 	if ((rc = sb_runsc_argv(&rargv, b.rs, &c, err)) < 0)
 		goto fail;
 	if (openpty(&s->master, &slave, NULL, NULL, &ws) < 0) {
@@ -123,7 +127,7 @@ int sb_session_open(struct sb_session **out, struct sb_root *root, const char *n
 	sb_proc_keep(s->pid, 1);
 	unsigned long long start = 0;
 	sb_proc_stat(s->pid, NULL, &start);
-	char *pidname = sb_strdupf("%ld", (long)s->pid), *text = sb_strdupf("%llu\n", start);
+	char *pidname = sb_strdupf("%ld", (long)s->pid), *text = sb_strdupf("%llu %s\n", start, s->stem);
 	s->reg = pidname ? sb_path_join(b.sessions, pidname) : NULL;
 	if (!s->reg || !text || (rc = sb_fs_write_atomic(s->reg, text, strlen(text), 0600, err)) < 0) {
 		if (rc == 0)
@@ -209,8 +213,12 @@ void sb_session_close(struct sb_session *s)
 		unlink(s->reg);
 	if (s->proc_file)
 		unlink(s->proc_file);
+	if (s->ipid_file)
+		unlink(s->ipid_file);
 	free(s->reg);
+	free(s->stem);
 	free(s->proc_file);
+	free(s->ipid_file);
 	free(s);
 }
 

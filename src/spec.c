@@ -1,11 +1,11 @@
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
 #include "i18n.h"
-#include "jsonfile.h"
 #include "spec.h"
 
 #define CPU_PERIOD 100000
@@ -125,7 +125,11 @@ int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct
 	if (rc < 0)
 		return rc;
 	char *path = sb_path_join(bundle_dir, "config.json");
-	rc = path ? sb_json_save(path, doc, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	/* written afresh before every boot: no fsync needed, a torn file is rewritten */
+	if (!path)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if (json_dump_file(doc, path, JSON_COMPACT) < 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write the runtime spec '%s'"), path);
 	free(path);
 	json_decref(doc);
 	return rc;

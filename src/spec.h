@@ -20,7 +20,7 @@ struct sb_spec_params {
 json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
 			unsigned short rows, unsigned short cols);
 int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err);
-/* Builds and writes bundle_dir/config.json atomically. */
+/* Builds and writes bundle_dir/config.json (rewritten before every boot). */
 int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct sb_error *err);
 
 #endif

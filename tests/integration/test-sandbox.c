@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -478,4 +479,69 @@ Test(sandbox, run_rm_leaves_nothing)
 	cr_assert_eq(sb_sandbox_list(&list, &n, f.root, NULL), 0);
 	cr_assert_eq(n, 0);
 	sb_sandbox_list_free(list, n);
+}
+
+/* Reads the session's pty until want shows up or the deadline passes. */
+static int read_until(struct sb_session *s, const char *want, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int waited = 0; waited < 20000 && !strstr(buf, want);) {
+		struct pollfd p = { .fd = sb_session_fd(s), .events = POLLIN };
+		int n = poll(&p, 1, 100);
+		waited += 100;
+		if (n <= 0)
+			continue;
+		ssize_t r = read(p.fd, buf + len, size - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	return strstr(buf, want) != NULL;
+}
+
+Test(sandbox, session_is_a_tty_and_stop_ends_it)
+{
+	struct sb_session *s;
+	struct sb_error err;
+	char buf[8192];
+
+	create_ok("tty", NULL, NULL);
+	cr_assert_eq(sb_session_open(&s, f.root, "tty", NULL, 30, 100, &err), 0, "%s", err.msg);
+	const char *cmd = "stty size; [ -t 0 ] && echo TTY-$((40+2))\n";
+	cr_assert_eq(write(sb_session_fd(s), cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	cr_assert(read_until(s, "TTY-42", buf, sizeof(buf)), "%s", buf);
+	cr_assert(strstr(buf, "30 100"), "the pty size reaches the shell: %s", buf);
+	cr_assert_eq(sb_session_resize(s, 40, 120), 0);
+	cmd = "stty size\n";
+	cr_assert_eq(write(sb_session_fd(s), cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	cr_assert(read_until(s, "40 120", buf, sizeof(buf)), "resize follows: %s", buf);
+
+	/* stop ends the attached session first, so the checkpoint stays restorable */
+	cr_assert_eq(sb_sandbox_stop(f.root, "tty", NULL, &err), 0, "%s", err.msg);
+	int status = -1;
+	for (int i = 0; i < 200 && !sb_session_poll(s, &status); i++)
+		poll(NULL, 0, 10);
+	cr_assert(sb_session_poll(s, &status), "the session ended with the stop");
+	sb_session_close(s);
+	cr_assert_eq(sb_sandbox_restore(f.root, "tty", &err), 0, "%s", err.msg);
+	struct sb_sandbox_info info;
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "tty", NULL), 0);
+	cr_assert(strstr(info.rec.reason, "restored from checkpoint"), "%s", info.rec.reason);
+	sb_sandbox_info_clear(&info);
+}
+
+Test(sandbox, exec_timeout_kills_the_command)
+{
+	create_ok("slow", NULL, NULL);
+	struct tu_run r = SB("exec", "--timeout", "1", "--json", "slow", "--", "sleep", "30");
+	json_t *doc = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(doc, "%s %s", r.out, r.err);
+	cr_assert(json_is_true(json_object_get(doc, "timed_out")), "%s", r.out);
+	cr_assert_lt(json_integer_value(json_object_get(doc, "duration_ms")), 10000);
+	cr_assert_neq(r.status, 0);
+	json_decref(doc);
+	tu_run_free(&r);
 }
