@@ -45,6 +45,9 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err);
  * unmounts the disk. Missing pieces are fine; errors are reported, not fatal
  * with force. */
 int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
+/* Removes the cgroup runsc made for container id in every v1 hierarchy (a
+ * failed boot can leak it); missing ones are fine. */
+void sb_box_remove_cgroups(const char *id);
 /* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
 void sb_box_end_sessions(struct sb_box *b);
 /* Touches the activity file (mtime = now, the injectable clock). */

@@ -358,7 +358,7 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 }
 
 /* runsc makes a cgroup /<id> in every v1 hierarchy; a failed boot can leak it. */
-static void remove_cgroups(const char *id)
+void sb_box_remove_cgroups(const char *id)
 {
 	DIR *d = opendir("/sys/fs/cgroup");
 	struct dirent *de;
@@ -392,7 +392,7 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)
 			if (sb_runsc_run(NULL, b->rs, &state, &ignored) < 0)
 				rc = 0;
 		}
-		remove_cgroups(b->rec.id);
+		sb_box_remove_cgroups(b->rec.id);
 	}
 	if (rc < 0 && !force)
 		return rc;

@@ -64,6 +64,7 @@ extern const struct sb_cli_command sb_cmd_exec;
 extern const struct sb_cli_command sb_cmd_inspect;
 extern const struct sb_cli_command sb_cmd_ls;
 extern const struct sb_cli_command sb_cmd_reap;
+extern const struct sb_cli_command sb_cmd_gc;
 extern const struct sb_cli_command sb_cmd_restore;
 extern const struct sb_cli_command sb_cmd_rm;
 extern const struct sb_cli_command sb_cmd_run;

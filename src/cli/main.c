@@ -25,6 +25,7 @@ static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_rm,
 	&sb_cmd_touch,
 	&sb_cmd_reap,
+	&sb_cmd_gc,
 	&sb_cmd_doctor,
 	&sb_cmd_image,
 	&sb_cmd_tui,
