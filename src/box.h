@@ -3,6 +3,7 @@
 #ifndef SB_BOX_H
 #define SB_BOX_H
 
+#include "network.h"
 #include "record.h"
 #include "root.h"
 #include "sandbox.h"
@@ -24,6 +25,9 @@ struct sb_box {
 	int lock_fd;
 	struct sb_runsc *rs;
 	struct sb_settings settings;
+	struct sb_netinfo net;           /* network on: set up by sb_box_network_up */
+	int (*net_hook)(void *);         /* runsc start/restore pre_exec (netstack workaround) or NULL */
+	void *net_hook_arg;
 };
 
 /* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
@@ -54,6 +58,12 @@ void sb_box_end_sessions(struct sb_box *b);
 int sb_box_touch(struct sb_box *b, struct sb_error *err);
 /* Fills info from the box, taking over its record (b->loaded becomes 0). */
 int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *err);
+/* With network on, sets up (or repairs: runsc strips the address) the
+ * sandbox's network and the runsc hook; nothing with network off. */
+int sb_box_network_up(struct sb_box *b, struct sb_error *err);
+/* Removes the sandbox's network (what exists of it); name is used when no
+ * record was read. */
+int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err);
 /* Rootfs of the record's image (ROOT/images/rootfs/<hex>). */
 char *sb_box_lower(const struct sb_box *b);
 

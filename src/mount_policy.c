@@ -70,6 +70,7 @@ static const struct path_rule sandbox_rules[] = {
 	{ "/dev", AT | BELOW, N_("devices") },
 	{ "/workspace", AT | BELOW, N_("the sandbox's workspace") },
 	{ "/exchange", AT | BELOW, N_("the exchange folder") },
+	{ "/tmp", AT, N_("the sandbox's temporary folder") },
 };
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))

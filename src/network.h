@@ -5,9 +5,9 @@
  * outbound NAT (see net_nat.h) and a generated resolv.conf. runsc then runs
  * with its own network stack (--network=sandbox) in that namespace.
  *
- * Callers hold the state root's lock exclusively around setup and teardown;
- * host-wide objects (bridge, nftables table) are guarded by a host lock
- * (/run/sandbench-network.lock) because several roots may share a host. */
+ * Setup and teardown serialise on a host lock (/run/sandbench-network.lock):
+ * several roots may share a host, and a root's creates run in parallel.
+ * Addresses are claimed atomically (net_lease.h). */
 #ifndef SB_NETWORK_H
 #define SB_NETWORK_H
 

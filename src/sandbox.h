@@ -24,6 +24,7 @@ struct sb_sandbox_spec {
 	int no_exchange;                         /* do not mount ROOT/exchange at /exchange */
 	const struct sb_sandbox_mount *mounts;   /* host mounts (already policy-checked or not: create checks) */
 	size_t n_mounts;
+	int allow_sensitive_mounts;              /* accept host paths of the mount policy's deny list */
 	unsigned long long memory;               /* bytes; 0: default */
 	double cpus;                             /* 0: default (unlimited unless configured) */
 	const char *owner;                       /* NULL: none */

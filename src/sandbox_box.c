@@ -119,6 +119,7 @@ void sb_box_close(struct sb_box *b)
 	free(b->dir);
 	sb_runsc_close(b->rs);
 	sb_record_clear(&b->rec);
+	sb_netinfo_clear(&b->net);
 	memset(b, 0, sizeof(*b));
 	b->lock_fd = -1;
 }
@@ -165,17 +166,18 @@ int sb_box_touch(struct sb_box *b, struct sb_error *err)
 static int write_etc(struct sb_box *b, struct sb_error *err)
 {
 	static const char resolv_off[] = "# network is off for this sandbox\n";
-	static const char resolv_on[] = "nameserver 10.0.2.3\n";
 	char *etc = sb_path_join(b->rootfs, "etc");
 	char *resolv = etc ? sb_path_join(etc, "resolv.conf") : NULL;
 	char *hosts = etc ? sb_path_join(etc, "hosts") : NULL;
 	char *hosts_text = sb_strdupf("127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t%s\n", b->rec.name);
+	char *net_text = NULL;
 	int rc;
 
 	if (!resolv || !hosts || !hosts_text)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	else if ((rc = sb_fs_mkdirs(etc, 0755, err)) == 0) {
-		const char *text = b->rec.network ? resolv_on : resolv_off;
+	else if ((rc = sb_fs_mkdirs(etc, 0755, err)) == 0 &&
+		 (!b->rec.network || (rc = sb_fs_read_file(&net_text, NULL, b->net.resolv_conf, 1 << 16, err)) == 0)) {
+		const char *text = b->rec.network ? net_text : resolv_off;
 		/* unlink first: the image may ship a symlink (systemd-resolved) */
 		unlink(resolv);
 		unlink(hosts);
@@ -187,6 +189,7 @@ static int write_etc(struct sb_box *b, struct sb_error *err)
 	free(resolv);
 	free(hosts);
 	free(hosts_text);
+	free(net_text);
 	return rc;
 }
 
@@ -195,6 +198,7 @@ static int write_spec(struct sb_box *b, struct sb_error *err)
 	char *exchange = b->rec.exchange ? sb_root_file(b->root, "exchange") : NULL;
 	struct sb_spec_params p = {
 		.rec = &b->rec, .rootfs = b->rootfs, .workspace = b->workspace, .exchange = exchange,
+		.netns_path = b->rec.network ? b->net.netns_path : NULL,
 	};
 	int rc = sb_spec_write(b->bundle, &p, err);
 
@@ -248,12 +252,19 @@ static int boot_calls(struct sb_box *b, const char *image_path, int logfd, const
 	c.pid_file = b->pid_file;
 	c.image_path = image_path;
 	c.detach = image_path != NULL;
+	/* restore sets the network up; create leaves it to start */
+	if (image_path) {
+		c.pre_exec = b->net_hook;
+		c.pre_exec_arg = b->net_hook_arg;
+	}
 	/* the sandbox inherits this stdio: never a pipe that someone reads to EOF */
 	c.proc.stdout_fd = c.proc.stderr_fd = logfd;
 	if ((rc = sb_runsc_run(NULL, b->rs, &c, err)) < 0)
 		return log_error(rc, log, image_path ? "restore" : "create", b->rec.name, err);
 	if (!image_path) {
 		struct sb_runsc_call start = sb_box_call(b, SB_RUNSC_START);
+		start.pre_exec = b->net_hook;
+		start.pre_exec_arg = b->net_hook_arg;
 		start.proc.stdout_fd = start.proc.stderr_fd = logfd;
 		if ((rc = sb_runsc_run(NULL, b->rs, &start, err)) < 0)
 			return log_error(rc, log, "start", b->rec.name, err);
@@ -328,6 +339,8 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	rc = sb_overlay_mount(b->rootfs, lower, b->upper, b->work, err);
 	free(lower);
+	if (rc == 0)
+		rc = sb_box_network_up(b, err);
 	if (rc == 0)
 		rc = write_etc(b, err);
 	if (rc == 0)

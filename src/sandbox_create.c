@@ -13,24 +13,41 @@
 #include "fs.h"
 #include "i18n.h"
 #include "image_store.h"
+#include "mount_policy.h"
 #include "sandbox.h"
 
-/* Sandbox paths that sandbench itself provides: a host mount may not cover them. */
-static const char *const reserved_paths[] = { "/", "/workspace", "/exchange", "/proc", "/dev", "/sys", "/tmp", NULL };
-
-static int check_mount(const struct sb_sandbox_mount *m, struct sb_error *err)
+/* Host mounts through the mount policy (mount_policy.h): host paths resolved,
+ * sandbox paths normalised, sensitive host paths refused unless allowed.
+ * *out holds the resolved mounts (its strings belong to *held). */
+static int resolve_mounts(struct sb_sandbox_mount **out, struct sb_mount **held, struct sb_root *root,
+			  const struct sb_sandbox_spec *spec, struct sb_error *err)
 {
-	struct stat st;
+	const struct sb_mount_policy policy = { .state_root = sb_root_path(root),
+						.allow_sensitive = spec->allow_sensitive_mounts };
+	int rc = 0;
 
-	if (!m->host || m->host[0] != '/' || !m->path || m->path[0] != '/')
-		return sb_error_set(err, SB_ERR_INVALID, _("host mount '%s:%s': both paths must be absolute"),
-				    m->host ? m->host : "", m->path ? m->path : "");
-	for (const char *const *r = reserved_paths; *r; r++)
-		if (!strcmp(m->path, *r))
-			return sb_error_set(err, SB_ERR_INVALID, _("host mount '%s:%s': %s is reserved"), m->host, m->path, *r);
-	if (stat(m->host, &st) < 0)
-		return sb_error_errno(err, SB_ERR_NOTFOUND, errno, _("host mount '%s:%s'"), m->host, m->path);
-	return 0;
+	*out = calloc(spec->n_mounts + 1, sizeof(**out));
+	*held = calloc(spec->n_mounts + 1, sizeof(**held));
+	if (!*out || !*held)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	for (size_t i = 0; i < spec->n_mounts && rc == 0; i++) {
+		const struct sb_sandbox_mount *m = &spec->mounts[i];
+		rc = sb_mount_resolve(&(*held)[i], m->host ? m->host : "", m->path ? m->path : "", m->mode == SB_MOUNT_RW,
+				      &policy, err);
+		if (rc < 0)
+			sb_error_wrap(err, _("host mount '%s:%s'"), m->host ? m->host : "", m->path ? m->path : "");
+		else
+			(*out)[i] = (struct sb_sandbox_mount){ (*held)[i].host, (*held)[i].path, m->mode };
+	}
+	return rc < 0 ? rc : sb_mount_check_overlaps(*held, spec->n_mounts, err);
+}
+
+static void free_mounts(struct sb_sandbox_mount *mounts, struct sb_mount *held, size_t n)
+{
+	for (size_t i = 0; held && i < n; i++)
+		sb_mount_clear(&held[i]);
+	free(held);
+	free(mounts);
 }
 
 /* Pins the image: its manifest digest goes into the record; the rootfs is
@@ -122,7 +139,8 @@ static void roll_back(struct sb_box *b, const struct sb_error *cause)
 {
 	struct sb_error e2;
 
-	if (sb_box_teardown(b, 1, &e2) == 0 && sb_fs_remove_tree(b->dir, &e2) == 0)
+	if (sb_box_teardown(b, 1, &e2) == 0 && sb_box_network_down(b, b->rec.name, &e2) == 0 &&
+	    sb_fs_remove_tree(b->dir, &e2) == 0)
 		return;
 	char *reason = sb_strdupf(_("create failed: %s; cleanup failed: %s"), cause->msg, e2.msg);
 	if (b->rec.name[0])
@@ -168,16 +186,20 @@ int sb_sandbox_create(struct sb_sandbox_info *out, struct sb_root *root, const s
 		memset(out, 0, sizeof(*out));
 	if ((rc = sb_sandbox_name_check(spec->name, err)) < 0)
 		return rc;
-	for (size_t i = 0; i < spec->n_mounts; i++)
-		if ((rc = check_mount(&spec->mounts[i], err)) < 0)
-			return rc;
-	/* fail closed: nothing is made when a prerequisite is missing */
-	if ((rc = sb_doctor_require(root, err)) < 0)
+	struct sb_sandbox_spec resolved = *spec;
+	struct sb_sandbox_mount *mounts;
+	struct sb_mount *held;
+	if ((rc = resolve_mounts(&mounts, &held, root, spec, err)) < 0) {
+		free_mounts(mounts, held, spec->n_mounts);
 		return rc;
-	/* shared: creates run in parallel, image removal (exclusive) waits for them */
-	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
-		return rc;
-	rc = create_locked(out, root, spec, err);
-	sb_root_unlock(root);
+	}
+	resolved.mounts = mounts;
+	/* fail closed: nothing is made when a prerequisite is missing; shared lock:
+	 * creates run in parallel, image removal (exclusive) waits for them */
+	if ((rc = sb_doctor_require(root, err)) == 0 && (rc = sb_root_lock(root, SB_LOCK_SHARED, err)) == 0) {
+		rc = create_locked(out, root, &resolved, err);
+		sb_root_unlock(root);
+	}
+	free_mounts(mounts, held, spec->n_mounts);
 	return rc;
 }

@@ -37,7 +37,8 @@ int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, st
 		goto out;
 	}
 	sb_box_end_sessions(&b);
-	if ((rc = sb_box_teardown(&b, force, err)) < 0 || (rc = sb_fs_remove_tree(b.dir, err)) < 0) {
+	if ((rc = sb_box_teardown(&b, force, err)) < 0 || (rc = sb_box_network_down(&b, name, err)) < 0 ||
+	    (rc = sb_fs_remove_tree(b.dir, err)) < 0) {
 		if (b.loaded) {
 			char *why = sb_strdupf(_("remove failed: %s"), err->msg);
 			sb_record_transition(root, &b.rec, SB_STATE_BROKEN, why ? why : err->msg, &e2);

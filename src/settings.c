@@ -43,6 +43,17 @@ static int set_network(struct sb_settings *c, const char *v)
 	return 0;
 }
 
+/* Checked for what they mean by the network module on use; here only their size. */
+static int set_bridge(struct sb_settings *c, const char *v)
+{
+	return strlen(v) < sizeof(c->network_bridge) ? (strcpy(c->network_bridge, v), 0) : -1;
+}
+
+static int set_subnet(struct sb_settings *c, const char *v)
+{
+	return strlen(v) < sizeof(c->network_subnet) ? (strcpy(c->network_subnet, v), 0) : -1;
+}
+
 static int set_memory(struct sb_settings *c, const char *v)
 {
 	long long b = sb_size_parse(v);
@@ -70,6 +81,8 @@ static const struct {
 	{ "idle_timeout", set_idle },
 	{ "expiry_action", set_expiry },
 	{ "network", set_network },
+	{ "network_bridge", set_bridge },
+	{ "network_subnet", set_subnet },
 	{ "memory", set_memory },
 	{ "cpus", set_cpus },
 	{ "runsc_timeout", set_runsc_timeout },

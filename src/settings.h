@@ -13,6 +13,8 @@ struct sb_settings {
 	long long idle_timeout;                  /* seconds */
 	enum sb_expiry_action expiry_action;
 	int network;                             /* 0 off, 1 on */
+	char network_bridge[16];                 /* host bridge of network-on sandboxes ("": the default) */
+	char network_subnet[24];                 /* their IPv4 subnet ("": the default) */
 	unsigned long long memory;               /* bytes, 0: no limit */
 	double cpus;                             /* 0: no limit */
 	int runsc_timeout_ms;                     /* deadline of runsc lifecycle calls */

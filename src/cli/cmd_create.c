@@ -67,6 +67,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		{ "permanent", no_argument, NULL, 'p' },
 		{ "network", required_argument, NULL, 'n' },
 		{ "mount", required_argument, NULL, 'm' },
+		{ "allow-sensitive-mounts", no_argument, NULL, 'S' },
 		{ "no-exchange", no_argument, NULL, 'X' },
 		{ "memory", required_argument, NULL, 'M' },
 		{ "cpus", required_argument, NULL, 'c' },
@@ -107,6 +108,9 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		case 'm':
 			if (parse_mount(&a, optarg) < 0)
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid mount '%s' (HOST:PATH[:ro|rw])"), optarg);
+			break;
+		case 'S':
+			a.spec.allow_sensitive_mounts = 1;
 			break;
 		case 'X':
 			a.spec.no_exchange = 1;
@@ -162,7 +166,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 const struct sb_cli_command sb_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME --image REF [--temporary[=IDLE]|--permanent] [--network on|off] "
-		    "[--mount HOST:PATH[:ro|rw]]... [--no-exchange] [--memory M] [--cpus N] [--owner O] "
+		    "[--mount HOST:PATH[:ro|rw]]... [--allow-sensitive-mounts] [--no-exchange] [--memory M] [--cpus N] [--owner O] "
 		    "[--label K=V]... [--expiry rm|stop] [--json]",
 	.summary = N_("create and start a sandbox from an image"),
 	.help = N_("  --image REF          image reference or manifest digest (pinned at create)\n"
@@ -170,6 +174,7 @@ const struct sb_cli_command sb_cmd_create = {
 		   "  --permanent          keep until removed explicitly\n"
 		   "  --network on|off     network access (default off)\n"
 		   "  --mount HOST:PATH[:ro|rw]  give a host folder (read-only unless :rw)\n"
+		   "  --allow-sensitive-mounts  also accept credential, system and runtime folders\n"
 		   "  --no-exchange        do not mount the exchange folder at /exchange\n"
 		   "  --memory M           memory limit (e.g. 512m, 2g)\n"
 		   "  --cpus N             CPU limit in cores\n"

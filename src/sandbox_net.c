@@ -1,0 +1,38 @@
+/* A sandbox's network, between the lifecycle (box.h) and network.h: set up
+ * (or repaired) before every boot, removed with the sandbox. */
+#include "config.h"
+
+#include "box.h"
+#include "i18n.h"
+#include "network.h"
+
+static struct sb_network_config box_netcfg(const struct sb_box *b)
+{
+	return (struct sb_network_config){
+		.bridge = b->settings.network_bridge[0] ? b->settings.network_bridge : NULL,
+		.subnet = b->settings.network_subnet[0] ? b->settings.network_subnet : NULL,
+	};
+}
+
+int sb_box_network_up(struct sb_box *b, struct sb_error *err)
+{
+	struct sb_network_config cfg = box_netcfg(b);
+	int rc;
+
+	if (!b->rec.network)
+		return 0;
+	sb_netinfo_clear(&b->net);
+	if ((rc = sb_network_setup(&b->net, b->root, &cfg, b->rec.name, err)) < 0)
+		return rc;
+	return sb_network_runsc_hook(&b->net_hook, &b->net_hook_arg, b->root, &b->net, err);
+}
+
+int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err)
+{
+	struct sb_network_config cfg = box_netcfg(b);
+
+	/* without a record (rm --force of a broken one) whatever is leased goes */
+	if (b->rec.name[0] && !b->rec.network)
+		return 0;
+	return sb_network_teardown(b->root, &cfg, b->rec.name[0] ? b->rec.name : name, err);
+}

@@ -1,0 +1,124 @@
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "net_nat.h"
+#include "nettest.h"
+#include "network.h"
+#include "testutil.h"
+
+void nt_names_init(struct nt_names *n)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	cr_assert(fd >= 0 && read(fd, &n->rnd, sizeof(n->rnd)) == sizeof(n->rnd));
+	close(fd);
+	snprintf(n->sfx, sizeof(n->sfx), "%05x", n->rnd & 0xfffff);
+	snprintf(n->bridge, sizeof(n->bridge), "sbt%s", n->sfx);
+	snprintf(n->subnet, sizeof(n->subnet), "10.%u.%u.0/24", 200 + (n->rnd >> 20) % 40, (n->rnd >> 8) & 255);
+}
+
+static int httpd_ready(void *arg)
+{
+	struct nt_host *h = arg;
+	char *out = tu_sh_out("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | ip netns exec %s busybox nc -w 1 %s %d "
+			      "2>/dev/null; true", h->netns, h->addr, h->port);
+	int up = out && strstr(out, NT_MARKER);
+
+	free(out);
+	return up;
+}
+
+void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir)
+{
+	unsigned third = (n->rnd >> 4) & 255;
+	char listen[40];
+
+	snprintf(h->netns, sizeof(h->netns), "sbt-host-%s", n->sfx);
+	snprintf(h->veth, sizeof(h->veth), "sbth%s", n->sfx);
+	snprintf(h->host_addr, sizeof(h->host_addr), "10.199.%u.1", third);
+	snprintf(h->addr, sizeof(h->addr), "10.199.%u.2", third);
+	h->port = 8000 + (int)(n->rnd % 1000);
+	h->www = sb_path_join(dir, "www");
+	cr_assert_eq(tu_sh("mkdir -p %s && echo " NT_MARKER " > %s/marker.txt", h->www, h->www), 0);
+	cr_assert_eq(tu_sh("ip netns add %s && ip link add %s type veth peer name eth0 netns %s && "
+			   "ip addr add %s/30 dev %s && ip link set %s up && "
+			   "ip -n %s addr add %s/30 dev eth0 && ip -n %s link set eth0 up && ip -n %s link set lo up",
+			   h->netns, h->veth, h->netns, h->host_addr, h->veth, h->veth, h->netns, h->addr, h->netns,
+			   h->netns), 0);
+	snprintf(listen, sizeof(listen), "%s:%d", h->addr, h->port);
+	h->httpd = fork();
+	cr_assert(h->httpd >= 0);
+	if (h->httpd == 0) {
+		setpgid(0, 0); /* "ip netns exec" may fork: the whole group is killed */
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("ip", "ip", "netns", "exec", h->netns, "busybox", "httpd", "-f", "-p", listen, "-h", h->www,
+		       (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(tu_wait_for(httpd_ready, h, 10000), "the test HTTP server did not come up");
+}
+
+void nt_host_stop(struct nt_host *h)
+{
+	if (!h->netns[0])
+		return;
+	if (h->httpd > 0) {
+		kill(-h->httpd, SIGKILL);
+		waitpid(h->httpd, NULL, 0);
+	}
+	tu_sh("ip link del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", h->veth, h->netns);
+	free(h->www);
+	memset(h, 0, sizeof(*h));
+}
+
+char *nt_http_get_cmd(const struct nt_host *h)
+{
+	return sb_strdupf("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | nc -w 5 %s %d", h->addr, h->port);
+}
+
+int nt_netns_exists(const char *name)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+int nt_link_exists(const char *ifname)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s", ifname);
+	return access(path, F_OK) == 0;
+}
+
+int nt_nat_has(const char *addr)
+{
+	char *out = tu_sh_out("nft list set inet %s sandboxes 2>/dev/null; true", SB_NAT_TABLE);
+	int found = 0;
+
+	cr_assert_not_null(out);
+	for (const char *p = strstr(out, addr); p && !found; p = strstr(p + 1, addr))
+		found = p[-1] == ' ' && (p[strlen(addr)] == ' ' || p[strlen(addr)] == ',');
+	free(out);
+	return found;
+}
+
+void nt_assert_gone(const struct sb_netinfo *n)
+{
+	cr_assert_not(nt_netns_exists(n->netns), "netns %s left", n->netns);
+	cr_assert_not(nt_link_exists(n->veth), "veth %s left", n->veth);
+	cr_assert_not(nt_nat_has(n->address), "nft element %s left", n->address);
+}
