@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include "box.h"
-#include "i18n.h"
 #include "network.h"
 
 static struct sb_network_config box_netcfg(const struct sb_box *b)
