@@ -58,6 +58,8 @@ void sb_box_end_sessions(struct sb_box *b);
 int sb_box_touch(struct sb_box *b, struct sb_error *err);
 /* Fills info from the box, taking over its record (b->loaded becomes 0). */
 int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *err);
+/* The network configuration the settings ask for (bridge, subnet). */
+struct sb_network_config sb_box_netcfg(const struct sb_settings *s);
 /* With network on, sets up (or repairs: runsc strips the address) the
  * sandbox's network and the runsc hook; nothing with network off. */
 int sb_box_network_up(struct sb_box *b, struct sb_error *err);

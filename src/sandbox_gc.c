@@ -127,6 +127,8 @@ static void sweep_recordless(struct gc *g)
 				if (sb_overlay_mounted(b.rootfs))
 					rc = sb_overlay_umount(b.rootfs, &e);
 				if (rc == 0)
+					rc = sb_box_network_down(&b, name, &e);
+				if (rc == 0)
 					rc = sb_fs_remove_tree(b.dir, &e);
 				close(lock);
 			}
@@ -155,8 +157,8 @@ static void remove_sandbox(struct gc *g, struct sb_box *b, const char *action)
 
 	if (g->dry_run)
 		return;
-	if ((rc = sb_box_teardown(b, 1, &e)) == 0 && b->rec.network)
-		rc = sb_network_teardown(g->root, NULL, b->rec.name, &e);
+	if ((rc = sb_box_teardown(b, 1, &e)) == 0)
+		rc = sb_box_network_down(b, b->rec.name, &e);
 	if (rc == 0)
 		rc = sb_fs_remove_tree(b->dir, &e);
 	item_result(it, rc, &e);
@@ -266,10 +268,17 @@ static void sweep_containers(struct gc *g, struct sb_runsc *rs)
 static void sweep_network(struct gc *g)
 {
 	struct sb_net_orphan *orphans = NULL;
+	struct sb_network_config cfg;
+	struct sb_settings settings;
 	struct sb_error e;
 	size_t n = 0;
+	int rc = sb_settings_load(&settings, g->root, &e);
 
-	if (sb_network_orphans(&orphans, &n, g->root, NULL, &e) < 0) {
+	if (rc == 0) {
+		cfg = sb_box_netcfg(&settings);
+		rc = sb_network_orphans(&orphans, &n, g->root, &cfg, &e);
+	}
+	if (rc < 0) {
 		struct sb_gc_item *it = add_item(g, "network", "-", N_("could not list network objects"));
 		item_result(it, e.code, &e);
 		return;
@@ -278,7 +287,7 @@ static void sweep_network(struct gc *g)
 		struct sb_gc_item *it = add_item(g, sb_net_orphan_kind_name(orphans[i].kind), orphans[i].name,
 						 N_("removed an orphaned network object"));
 		if (!g->dry_run)
-			item_result(it, sb_network_orphan_remove(g->root, NULL, &orphans[i], &e), &e);
+			item_result(it, sb_network_orphan_remove(g->root, &cfg, &orphans[i], &e), &e);
 	}
 	free(orphans);
 }

@@ -5,17 +5,17 @@
 #include "box.h"
 #include "network.h"
 
-static struct sb_network_config box_netcfg(const struct sb_box *b)
+struct sb_network_config sb_box_netcfg(const struct sb_settings *s)
 {
 	return (struct sb_network_config){
-		.bridge = b->settings.network_bridge[0] ? b->settings.network_bridge : NULL,
-		.subnet = b->settings.network_subnet[0] ? b->settings.network_subnet : NULL,
+		.bridge = s->network_bridge[0] ? s->network_bridge : NULL,
+		.subnet = s->network_subnet[0] ? s->network_subnet : NULL,
 	};
 }
 
 int sb_box_network_up(struct sb_box *b, struct sb_error *err)
 {
-	struct sb_network_config cfg = box_netcfg(b);
+	struct sb_network_config cfg = sb_box_netcfg(&b->settings);
 	int rc;
 
 	if (!b->rec.network)
@@ -28,7 +28,7 @@ int sb_box_network_up(struct sb_box *b, struct sb_error *err)
 
 int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err)
 {
-	struct sb_network_config cfg = box_netcfg(b);
+	struct sb_network_config cfg = sb_box_netcfg(&b->settings);
 
 	/* without a record (rm --force of a broken one) whatever is leased goes */
 	if (b->rec.name[0] && !b->rec.network)
