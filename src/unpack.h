@@ -20,9 +20,12 @@ struct sb_unpack_limits {
  * Every entry's parent is resolved inside the root as if it were "/" (see
  * unpack_path.h), so a layer writes through the symlinks of the layers below
  * (lib -> usr/lib) but nothing is ever written, linked or removed outside
- * the root. ".wh.NAME" removes NAME; "DIR/.wh..wh..opq" removes what DIR held
- * before this layer (wherever the marker is in the archive); other
- * ".wh..wh.*" (aufs) entries are ignored. Modes (setuid included), numeric
+ * the root. ".wh.NAME" removes NAME of the layers below; "DIR/.wh..wh..opq"
+ * removes what DIR held before this layer (wherever the marker is in the
+ * archive); what the layer itself wrote stays in both cases (OCI); other
+ * ".wh..wh.*" (aufs) entries are ignored. A non-directory replacing a
+ * directory of the same layer is refused (libarchive fixes directories up by
+ * path when the layer ends). Modes (setuid included), numeric
  * owners (names are never looked up on the host), user.* and
  * security.capability xattrs and mtimes are kept; device nodes are skipped
  * (a device file on the host disk would bypass the sandbox). The image root
