@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fs.h"
 #include "nettest.h"
@@ -197,4 +198,34 @@ Test(access, host_mounts_follow_the_policy)
 	free(host_dir);
 	free(spec);
 	free(exch);
+}
+
+Test(access, gc_removes_network_orphans_and_keeps_live_ones)
+{
+	struct sb_netinfo keep;
+	char tag[7], stray[64], lease[300];
+	struct sb_error err;
+
+	sb_ok(SB("create", "keep", "--image", SBF_IMAGE, "--network", "on"), "create");
+	cr_assert_eq(sb_network_info(&keep, f.root, &cfg, "keep", &err), 0, "%s", err.msg);
+	sb_network_tag(tag, f.root);
+	snprintf(stray, sizeof(stray), "sb-%s-stray%s", tag, names.sfx);
+	cr_assert_eq(tu_sh("ip netns add %s", stray), 0);
+	/* a lease whose sandbox is gone (e.g. a crash between rm's steps) */
+	snprintf(lease, sizeof(lease), "%s/network/leases/%.*s.250", f.dir,
+		 (int)(strrchr(keep.address, '.') - keep.address), keep.address);
+	cr_assert_eq(sb_fs_write_atomic(lease, "gone\n", 5, 0600, NULL), 0);
+
+	struct tu_run r = SB("gc", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, stray), "%s", r.out);
+	cr_assert(strstr(r.out, "gone"), "%s", r.out);
+	tu_run_free(&r);
+	cr_assert_not(nt_netns_exists(stray));
+	cr_assert_neq(access(lease, F_OK), 0);
+	/* the live sandbox's network is untouched */
+	cr_assert(nt_netns_exists(keep.netns));
+	cr_assert(nt_link_exists(keep.veth));
+	cr_assert(nt_nat_has(keep.address));
+	sb_netinfo_clear(&keep);
 }
