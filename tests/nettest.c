@@ -39,13 +39,14 @@ static int httpd_ready(void *arg)
 
 void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir)
 {
-	unsigned third = (n->rnd >> 4) & 255;
+	/* one /30 of 10.199.0.0/16 out of 16384: hosts of parallel tests do not meet */
+	unsigned third = (n->rnd >> 4) & 255, base = ((n->rnd >> 12) & 63) * 4;
 	char listen[40];
 
 	snprintf(h->netns, sizeof(h->netns), "sbt-host-%s", n->sfx);
 	snprintf(h->veth, sizeof(h->veth), "sbth%s", n->sfx);
-	snprintf(h->host_addr, sizeof(h->host_addr), "10.199.%u.1", third);
-	snprintf(h->addr, sizeof(h->addr), "10.199.%u.2", third);
+	snprintf(h->host_addr, sizeof(h->host_addr), "10.199.%u.%u", third, base + 1);
+	snprintf(h->addr, sizeof(h->addr), "10.199.%u.%u", third, base + 2);
 	h->port = 8000 + (int)(n->rnd % 1000);
 	h->www = sb_path_join(dir, "www");
 	cr_assert_eq(tu_sh("mkdir -p %s && echo " NT_MARKER " > %s/marker.txt", h->www, h->www), 0);
