@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "box.h"
+#include "fs.h"
 #include "i18n.h"
 #include "sandbox.h"
 
@@ -29,6 +30,24 @@ static void append_if_file(int fd)
 
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (fl = fcntl(fd, F_GETFL)) >= 0 && !(fl & O_APPEND))
 		fcntl(fd, F_SETFL, fl | O_APPEND);
+}
+
+/* On a deadline only the host `runsc exec` is killed; the command inside
+ * would run on. Its pid inside (--internal-pid-file) lets runsc kill it too. */
+static void kill_inside(struct sb_box *b, const char *ipid_file)
+{
+	char *ipid = NULL;
+	struct sb_error ignored;
+
+	if (sb_fs_read_file(&ipid, NULL, ipid_file, 64, NULL) == 0) {
+		ipid[strcspn(ipid, "\n")] = '\0';
+		struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_KILL);
+		c.target_pid = ipid;
+		c.signal = "KILL";
+		c.proc.timeout_ms = 10000;
+		sb_runsc_run(NULL, b->rs, &c, &ignored);
+	}
+	free(ipid);
 }
 
 int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char *name,
@@ -68,6 +87,8 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	c.proc.stdin_fd = opts->stdin_fd;
 	c.proc.stdout_fd = opts->stdout_fd;
 	c.proc.stderr_fd = opts->stderr_fd;
+	char *ipid_file = opts->timeout_ms > 0 ? sb_strdupf("%s/exec-%ld.ipid", b.sessions, (long)getpid()) : NULL;
+	c.internal_pid_file = ipid_file;
 	append_if_file(opts->stdout_fd);
 	append_if_file(opts->stderr_fd);
 	c.proc.capture_max = opts->capture_max ? opts->capture_max : 16 << 20;
@@ -80,6 +101,11 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	out->out_len = res.out_len;
 	out->errout = res.errout;
 	out->err_len = res.err_len;
+	if (rc == SB_ERR_TIMEOUT && ipid_file)
+		kill_inside(&b, ipid_file);
+	if (ipid_file)
+		unlink(ipid_file);
+	free(ipid_file);
 	if (rc == SB_ERR_TIMEOUT) {
 		sb_error_set(err, SB_ERR_TIMEOUT, _("command in sandbox '%s' did not finish within %d s"), name,
 			     (opts->timeout_ms + 999) / 1000);

@@ -4,6 +4,9 @@
 
 #include <criterion/criterion.h>
 #include <poll.h>
+#include <pty.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,4 +550,81 @@ Test(sandbox, exec_timeout_kills_the_command)
 	cr_assert_neq(r.status, 0);
 	json_decref(doc);
 	tu_run_free(&r);
+	/* the command inside was killed too, not only runsc exec */
+	r = SB("exec", "slow", "--", "sh", "-c", "ps | grep -c '[s]leep 30'");
+	cr_assert_str_eq(r.out, "0\n", "%s", r.err);
+	tu_run_free(&r);
+}
+
+Test(sandbox, shell_command_on_a_terminal)
+{
+	int master, slave;
+	struct termios before, after;
+	char buf[8192] = "";
+	size_t len = 0;
+
+	create_ok("sh", NULL, NULL);
+	cr_assert_eq(openpty(&master, &slave, NULL, NULL, &(struct winsize){ .ws_row = 25, .ws_col = 90 }), 0);
+	cr_assert_eq(tcgetattr(slave, &before), 0);
+	char *bin = tu_buildpath("sandbench");
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0), dup2(slave, 1), dup2(slave, 2);
+		execl(bin, bin, "--root", f.dir, "shell", "sh", (char *)NULL);
+		_exit(127);
+	}
+	sb_proc_keep(pid, 1);
+	const char *cmd = "stty size; echo SHELL-$((6*7)); exit 7\n";
+	cr_assert_eq(write(master, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	for (int waited = 0; waited < 20000 && !strstr(buf, "SHELL-42"); waited += 100) {
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(master, buf + len, sizeof(buf) - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	cr_assert(strstr(buf, "SHELL-42"), "%s", buf);
+	cr_assert(strstr(buf, "25 90"), "the terminal size reaches the shell: %s", buf);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7, "the shell's status is passed through");
+	cr_assert_eq(tcgetattr(slave, &after), 0);
+	cr_assert_eq(after.c_lflag, before.c_lflag, "the terminal is restored");
+	cr_assert_eq(after.c_iflag, before.c_iflag);
+	close(master), close(slave);
+	free(bin);
+}
+
+Test(sandbox, run_rm_cleans_up_on_ctrl_c)
+{
+	char *bin = tu_buildpath("sandbench");
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "--root", f.dir, "run", "--rm", "--image", SBF_IMAGE, "--", "sh", "-c",
+		      "touch /exchange/started; sleep 60", (char *)NULL);
+		_exit(127);
+	}
+	sb_proc_keep(pid, 1);
+	char *started = sb_strdupf("%s/exchange/started", f.dir);
+	struct stat st;
+	for (int i = 0; i < 4000 && stat(started, &st) != 0; i++)
+		usleep(5000);
+	cr_assert_eq(stat(started, &st), 0, "the command ran");
+	kill(pid, SIGINT);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "exit 128+SIGINT");
+	struct sb_sandbox_info *list;
+	size_t n;
+	cr_assert_eq(sb_sandbox_list(&list, &n, f.root, NULL), 0);
+	cr_assert_eq(n, 0, "the sandbox is gone");
+	sb_sandbox_list_free(list, n);
+	char *sboxes = sb_strdupf("%s/sandboxes", f.dir);
+	cr_assert_not(sbf_mounted_below(sboxes));
+	free(sboxes), free(started), free(bin);
 }
