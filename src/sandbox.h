@@ -141,6 +141,9 @@ int sb_session_resize(struct sb_session *s, unsigned short rows, unsigned short 
 void sb_session_activity(struct sb_session *s);
 /* 1 and *status (exit status, 128+signal) when the session ended; 0 when still running. */
 int sb_session_poll(struct sb_session *s, int *status);
+/* Waits up to timeout_ms for the session to end (after its pty reported EOF/EIO);
+ * 1 and *status when it did, 0 on the deadline. */
+int sb_session_wait(struct sb_session *s, int timeout_ms, int *status);
 /* Ends the session if needed (hang-up, then kill), reaps it and unregisters it. */
 void sb_session_close(struct sb_session *s);
 

@@ -192,6 +192,19 @@ int sb_session_poll(struct sb_session *s, int *status)
 	return s->done;
 }
 
+int sb_session_wait(struct sb_session *s, int timeout_ms, int *status)
+{
+	if (!sb_session_poll(s, status) && s->pid > 0) {
+		int fd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		if (fd >= 0) {
+			poll(&pfd, 1, timeout_ms);
+			close(fd);
+		}
+	}
+	return sb_session_poll(s, status);
+}
+
 void sb_session_close(struct sb_session *s)
 {
 	if (!s)

@@ -51,7 +51,7 @@ static void follow_size(struct sb_session *s)
 
 static int loop(struct sb_session *s, int sfd)
 {
-	int master = sb_session_fd(s), status = 0, stdin_open = 1;
+	int master = sb_session_fd(s), status = 0, stdin_open = 1, by_signal = 0;
 
 	for (;;) {
 		struct pollfd pfd[3] = {
@@ -76,6 +76,7 @@ static int loop(struct sb_session *s, int sfd)
 					follow_size(s);
 				else if (si.ssi_signo != SIGCHLD) {
 					status = 128 + (int)si.ssi_signo;
+					by_signal = 1;
 					break;
 				}
 			}
@@ -83,9 +84,11 @@ static int loop(struct sb_session *s, int sfd)
 		if (sb_session_poll(s, &status))
 			break;
 	}
-	/* what the shell wrote last, then its status */
+	/* what the shell wrote last, then its status (the pty may report EOF first) */
 	while (pump(master, 1) > 0)
 		;
+	if (!by_signal)
+		sb_session_wait(s, 5000, &status);
 	sb_session_close(s);
 	return status;
 }
