@@ -72,6 +72,8 @@ struct tui *tui_start(int rows, int cols, const char *const *argv, const char *c
 		close(slave);
 		close(t->master);
 		setenv("TERM", "xterm-256color", 1);
+		/* the screens asserted on are the UTF-8 ones, whatever the caller's locale */
+		setenv("LC_ALL", "C.UTF-8", 1);
 		unsetenv("NO_COLOR");
 		for (size_t i = 0; env && env[i]; i++)
 			putenv(strdup(env[i]));
