@@ -121,7 +121,8 @@ Test(access, network_on_reaches_a_test_host_and_rm_removes_it)
 
 	sb_ok(SB("rm", "web"), "rm");
 	nt_assert_gone(&n);
-	cr_assert_eq(sb_network_info(&n, f.root, &cfg, "web", NULL), SB_ERR_NOTFOUND, "the lease is gone");
+	struct sb_netinfo none;
+	cr_assert_eq(sb_network_info(&none, f.root, &cfg, "web", NULL), SB_ERR_NOTFOUND, "the lease is gone");
 	cr_assert_not(nt_link_exists(names.bridge), "the bridge went with the last sandbox");
 	sb_netinfo_clear(&n);
 }
