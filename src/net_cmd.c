@@ -63,9 +63,12 @@ int sb_net_cmd(char **out, const char *const *argv, const char *input, struct sb
 	rc = sb_proc_run(&res, (char *const *)argv, &opts, err);
 	if (opts.stdin_fd >= 0)
 		close(opts.stdin_fd);
-	if (rc == 0 && res.status != 0)
-		rc = sb_error_set(err, res.status == 127 ? SB_ERR_PREREQ : SB_ERR_IO, _("'%s' failed (exit %d): %s"),
-				  command_line(cmd, sizeof(cmd), argv), res.status, sb_proc_last_line(&res, line, sizeof(line)));
+	if (rc == 0 && res.status == 127)
+		rc = sb_error_set(err, SB_ERR_PREREQ, _("%s is not installed; network needs it (apt-get install iproute2 nftables)"),
+				  argv[0]);
+	else if (rc == 0 && res.status != 0)
+		rc = sb_error_set(err, SB_ERR_IO, _("'%s' failed (exit %d): %s"), command_line(cmd, sizeof(cmd), argv),
+				  res.status, sb_proc_last_line(&res, line, sizeof(line)));
 	if (rc == 0 && out) {
 		*out = res.out;
 		res.out = NULL;

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -195,15 +196,14 @@ static void probe_cleanup(struct probe *p)
 	if (p->dir)
 		sb_fs_remove_tree(p->dir, NULL);
 	free(p->dir);
-	free(p->runsc);
 	free(p->root_flag);
 	free(p->bundle);
 	free(p->id);
 }
 
-static int probe(int *needed, struct sb_root *root, char *runsc, struct sb_error *err)
+static int probe(int *needed, struct sb_root *root, const char *runsc, struct sb_error *err)
 {
-	struct probe p = { .runsc = runsc };
+	struct probe p = { .runsc = (char *)runsc };
 	int refused = 0, rc = probe_prepare(&p, root, err);
 
 	if (rc == 0)
@@ -219,11 +219,54 @@ static int probe(int *needed, struct sb_root *root, char *runsc, struct sb_error
 	return rc < 0 ? sb_error_wrap(err, _("cannot find out how runsc runs with network")) : 0;
 }
 
+/* 1 and *needed when cache holds the answer for this host identity. */
+static int cached(int *needed, const char *cache, const json_t *id)
+{
+	json_t *doc;
+	int found = 0;
+
+	if (sb_json_load(&doc, cache, 1 << 16, NULL) < 0)
+		return 0;
+	if (json_equal(json_object_get(doc, "host"), id) && json_is_boolean(json_object_get(doc, "workaround"))) {
+		*needed = json_is_true(json_object_get(doc, "workaround"));
+		found = 1;
+	}
+	json_decref(doc);
+	return found;
+}
+
+/* Probes under ROOT/network/netstack.lock (parallel creates would share the
+ * probe's directory and namespace) unless another process just did. */
+static int probe_locked(int *needed, struct sb_root *root, const char *runsc, const char *cache, const json_t *id,
+			struct sb_error *err)
+{
+	char *dir = sb_root_file(root, "network"), *lock = dir ? sb_path_join(dir, "netstack.lock") : NULL;
+	int fd = -1, rc;
+
+	if (!lock)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if ((rc = sb_fs_mkdirs(dir, 0700, err)) == 0 &&
+		 ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 || flock(fd, LOCK_EX) < 0))
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot lock '%s'"), lock);
+	if (rc == 0 && !cached(needed, cache, id)) {
+		rc = probe(needed, root, runsc, err);
+		json_t *fresh = rc == 0 ? json_pack("{s:O, s:b}", "host", id, "workaround", *needed) : NULL;
+		if (rc == 0)
+			rc = fresh ? sb_json_save(cache, fresh, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		json_decref(fresh);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(lock);
+	free(dir);
+	return rc;
+}
+
 int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err)
 {
 	char *runsc, *cache;
-	json_t *id, *doc = NULL;
-	int rc;
+	json_t *id;
+	int rc = 0;
 
 	*needed = 0;
 	if ((rc = sb_runsc_locate(&runsc, err)) < 0)
@@ -232,29 +275,11 @@ int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err)
 		free(runsc);
 		return err ? err->code : SB_ERR_PREREQ;
 	}
-	if (!(cache = sb_root_file(root, "network/netstack.json"))) {
-		free(runsc);
-		json_decref(id);
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	}
-	if (sb_json_load(&doc, cache, 1 << 16, NULL) == 0 && json_equal(json_object_get(doc, "host"), id) &&
-	    json_is_boolean(json_object_get(doc, "workaround"))) {
-		*needed = json_is_true(json_object_get(doc, "workaround"));
-		free(runsc);
-	} else {
-		/* probe() takes runsc */
-		rc = probe(needed, root, runsc, err);
-		if (rc == 0) {
-			json_t *fresh = json_pack("{s:O, s:b}", "host", id, "workaround", *needed);
-			char *dir = sb_root_file(root, "network");
-			rc = !fresh || !dir ? sb_error_set(err, SB_ERR_NOMEM, _("out of memory")) : sb_fs_mkdirs(dir, 0700, err);
-			if (rc == 0)
-				rc = sb_json_save(cache, fresh, err);
-			json_decref(fresh);
-			free(dir);
-		}
-	}
-	json_decref(doc);
+	if (!(cache = sb_root_file(root, "network/netstack.json")))
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if (!cached(needed, cache, id))
+		rc = probe_locked(needed, root, runsc, cache, id, err);
+	free(runsc);
 	json_decref(id);
 	free(cache);
 	return rc;

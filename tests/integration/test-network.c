@@ -394,3 +394,28 @@ Test(network, network_off_sees_only_loopback)
 	free(get);
 	nt_host_stop(&host);
 }
+
+Test(network, parallel_probes_agree)
+{
+	pid_t pids[2];
+	int needed, status;
+	struct sb_error err;
+
+	/* two creates at once on a fresh root: one probes, the other waits for its answer */
+	for (int i = 0; i < 2; i++) {
+		pids[i] = fork();
+		cr_assert(pids[i] >= 0);
+		if (pids[i] == 0) {
+			int n;
+			_exit(sb_netstack_needed(&n, root, NULL) == 0 ? 10 + n : 1);
+		}
+	}
+	cr_assert_eq(sb_netstack_needed(&needed, root, &err), 0, "%s", err.msg);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+		cr_assert_eq(WEXITSTATUS(status), 10 + needed);
+	}
+	char *probe_dir = sb_strdupf("%s/root/network/probe", dir);
+	cr_assert_neq(access(probe_dir, F_OK), 0, "the probe cleaned up after itself");
+	free(probe_dir);
+}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "net_cmd.h"
 #include "net_lease.h"
 #include "net_netstack.h"
 #include "net_resolv.h"
@@ -188,4 +189,21 @@ Test(net_config, info_and_names_without_setup)
 	cr_assert_eq(sb_network_info(&info, root, &bad, "x", NULL), SB_ERR_INVALID);
 	cr_assert_eq(sb_network_info(&info, root, NULL, "../etc", NULL), SB_ERR_INVALID);
 	cr_assert_str_eq(sb_net_orphan_kind_name(SB_NET_ORPHAN_NETNS), "netns");
+}
+
+Test(net_config, missing_tool_is_a_prerequisite_error)
+{
+	const char *argv[] = { "sandbench-no-such-tool", "x", NULL };
+	struct sb_error err;
+
+	cr_assert_eq(sb_net_cmd(NULL, argv, NULL, &err), SB_ERR_PREREQ);
+	cr_assert(strstr(err.msg, "sandbench-no-such-tool"), "%s", err.msg);
+	const char *fails[] = { "sh", "-c", "echo why >&2; exit 3", NULL };
+	cr_assert_eq(sb_net_cmd(NULL, fails, NULL, &err), SB_ERR_IO);
+	cr_assert(strstr(err.msg, "exit 3") && strstr(err.msg, "why"), "%s", err.msg);
+	const char *cat[] = { "cat", NULL };
+	char *out;
+	cr_assert_eq(sb_net_cmd(&out, cat, "given on stdin", NULL), 0);
+	cr_assert_str_eq(out, "given on stdin");
+	free(out);
 }
