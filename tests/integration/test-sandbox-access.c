@@ -230,3 +230,30 @@ Test(access, gc_removes_network_orphans_and_keeps_live_ones)
 	cr_assert(nt_nat_has(keep.address));
 	sb_netinfo_clear(&keep);
 }
+
+Test(access, sandboxes_cannot_reach_each_other)
+{
+	struct sb_netinfo a;
+	int status;
+	char *out, *get;
+
+	sb_ok(SB("create", "a", "--image", SBF_IMAGE, "--network", "on"), "create a");
+	sb_ok(SB("create", "b", "--image", SBF_IMAGE, "--network", "on"), "create b");
+	cr_assert_eq(sb_network_info(&a, f.root, &cfg, "a", NULL), 0);
+	out = sh_in("a", "mkdir -p /tmp/www && echo " NT_MARKER " > /tmp/www/marker.txt && httpd -p 7000 -h /tmp/www",
+		    &status);
+	cr_assert_eq(status, 0, "%s", out);
+	free(out);
+	get = sb_strdupf("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | nc -w 3 %s 7000", a.address);
+	/* the server answers on a's own address ... */
+	out = sh_in("a", get, &status);
+	cr_assert(strstr(out, NT_MARKER), "a reaches itself: %s", out);
+	free(out);
+	/* ... but not to a neighbour on the same bridge */
+	out = sh_in("b", get, &status);
+	cr_assert_neq(status, 0);
+	cr_assert_null(strstr(out, NT_MARKER), "%s", out);
+	free(out);
+	free(get);
+	sb_netinfo_clear(&a);
+}
