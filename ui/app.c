@@ -644,6 +644,7 @@ static int loop(struct ui_app *app)
 		if (now >= next_tick) {
 			long long elapsed = (now - next_tick) / 1000 + 1;
 			age_countdowns(app, elapsed);
+			ui_shells_reap(app);   /* hung-up shells past their grace period */
 			next_tick += elapsed * TICK_MS;
 			app->now = sb_clock_now();
 			app->dirty = 1;

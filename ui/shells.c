@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "draw.h"
 #include "fs.h"
@@ -30,6 +31,7 @@ struct ui_shell {
 	struct ui_pty *pty;
 	struct ui_term *term;
 	int gone;                    /* the pty reported EIO / EOF */
+	long long gone_at;           /* when (ms): the exit status usually follows */
 	int force;                   /* redraw every row next time */
 };
 
@@ -230,18 +232,35 @@ void ui_shells_io(struct ui_app *app, const struct pollfd *pfd, int n)
 	ui_shells_reap(app);
 }
 
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A shell whose terminal hung up is dropped when its process has exited (to
+ * report the exit status), or after a grace period if it lingers. */
+#define HANGUP_GRACE_MS 2000
+
 void ui_shells_reap(struct ui_app *app)
 {
 	for (size_t i = app->n_shells; i-- > 0;) {
 		struct ui_shell *sh = app->shells[i];
 		int status = 0;
 		char why[64];
-		if (!sh->gone && !sb_session_poll(sh->session, &status))
-			continue;
-		if (sh->gone && !sb_session_poll(sh->session, &status))
-			snprintf(why, sizeof(why), "%s", _("terminal hung up"));
-		else
+		if (sb_session_poll(sh->session, &status)) {
 			snprintf(why, sizeof(why), _("exit status %d"), status);
+		} else if (sh->gone) {
+			if (!sh->gone_at)
+				sh->gone_at = mono_ms();
+			if (mono_ms() - sh->gone_at < HANGUP_GRACE_MS)
+				continue;
+			snprintf(why, sizeof(why), "%s", _("terminal hung up"));
+		} else {
+			continue;
+		}
 		drop(app, i, why);
 	}
 }
