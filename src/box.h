@@ -25,6 +25,7 @@ struct sb_box {
 	int lock_fd;
 	struct sb_runsc *rs;
 	struct sb_settings settings;
+	int container_stopped;           /* checkpointed: teardown need not kill it */
 	struct sb_netinfo net;           /* network on: set up by sb_box_network_up */
 	int (*net_hook)(void *);         /* runsc start/restore pre_exec (netstack workaround) or NULL */
 	void *net_hook_arg;

@@ -27,7 +27,7 @@ static int safe_path(const char *p)
 	return p[0] == '/' && !strpbrk(p, ",:\\");
 }
 
-int sb_overlay_mount(const char *target, const char *lower, const char *upper, const char *work,
+int sb_overlay_mount(const char *target, const char *lower, const char *upper, const char *work, int volatile_,
 		     struct sb_error *err)
 {
 	if (sb_overlay_mounted(target))
@@ -35,9 +35,19 @@ int sb_overlay_mount(const char *target, const char *lower, const char *upper, c
 	if (!safe_path(target) || !safe_path(lower) || !safe_path(upper) || !safe_path(work))
 		return sb_error_set(err, SB_ERR_INVALID, _("cannot mount the disk at '%s': paths must be absolute "
 							   "and free of ',', ':' and '\\'"), target);
-	char *opts = sb_strdupf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
-	if (!opts)
+	char *opts = sb_strdupf("lowerdir=%s,upperdir=%s,workdir=%s%s", lower, upper, work, volatile_ ? ",volatile" : "");
+	char *marker = sb_path_join(work, "work/incompat/volatile");
+	if (!opts || !marker) {
+		free(opts);
+		free(marker);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	/* overlayfs refuses to mount again over a volatile upper layer until this
+	 * marker is gone: it cannot tell a clean unmount from a crash. The caller
+	 * chose volatile knowing the disk is expendable. */
+	if (volatile_)
+		sb_fs_remove_tree(marker, NULL);
+	free(marker);
 	int rc = mount("overlay", target, "overlay", MS_NODEV, opts);
 	int e = errno;
 	free(opts);

@@ -214,8 +214,9 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	 * sandbox) may keep the pipes open after the child exits, so EOF is not the end. */
 	for (;;) {
 		struct pollfd pfd[3];
-		/* a subreaper polls often: runsc delete waits for its orphans to be reaped */
-		int n = 0, wait_ms = subreaper ? 5 : (pidfd >= 0 ? 1000 : 20);
+		/* the child's exit wakes the pidfd; a subreaper also looks for exited
+		 * orphans now and then (runsc's own are reaped by the keeper) */
+		int n = 0, wait_ms = pidfd < 0 ? 20 : subreaper ? 50 : 1000;
 		for (int i = 0; i < 2; i++)
 			if (cap[i].fd >= 0)
 				pfd[n++] = (struct pollfd){ .fd = cap[i].fd, .events = POLLIN };

@@ -162,6 +162,21 @@ int sb_box_touch(struct sb_box *b, struct sb_error *err)
 	return 0;
 }
 
+/* Written afresh before every boot: no fsync, a torn file is rewritten. */
+static int write_plain(const char *path, const char *text, struct sb_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	size_t len = strlen(text);
+
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return sb_error_errno(err, SB_ERR_IO, e, _("cannot write '%s'"), path);
+	}
+	return close(fd) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path) : 0;
+}
+
 /* A resolv.conf: the sandbox has none of its own with network off. */
 static int write_etc(struct sb_box *b, struct sb_error *err)
 {
@@ -181,9 +196,9 @@ static int write_etc(struct sb_box *b, struct sb_error *err)
 		/* unlink first: the image may ship a symlink (systemd-resolved) */
 		unlink(resolv);
 		unlink(hosts);
-		rc = sb_fs_write_atomic(resolv, text, strlen(text), 0644, err);
+		rc = write_plain(resolv, text, err);
 		if (rc == 0)
-			rc = sb_fs_write_atomic(hosts, hosts_text, strlen(hosts_text), 0644, err);
+			rc = write_plain(hosts, hosts_text, err);
 	}
 	free(etc);
 	free(resolv);
@@ -337,7 +352,8 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 
 	if (!lower)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	rc = sb_overlay_mount(b->rootfs, lower, b->upper, b->work, err);
+	/* a temporary sandbox's disk is thrown away anyway: no syncs for it */
+	rc = sb_overlay_mount(b->rootfs, lower, b->upper, b->work, b->rec.kind == SB_KIND_TEMPORARY, err);
 	free(lower);
 	if (rc == 0)
 		rc = sb_box_network_up(b, err);
@@ -395,7 +411,13 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)
 	int rc = 0;
 
 	if (b->rec.id[0] && (rc = sb_box_runsc(b, err)) == 0) {
-		/* one call in the common case: delete -force kills a running container */
+		/* kill, then delete: delete -force alone polls for the exit with a
+		 * backoff (~100 ms); a killed sandbox is reaped by its keeper at once */
+		if (!b->container_stopped) {
+			struct sb_runsc_call kill = sb_box_call(b, SB_RUNSC_KILL);
+			kill.signal = "KILL";
+			sb_runsc_run(NULL, b->rs, &kill, &ignored);
+		}
 		struct sb_runsc_call del = sb_box_call(b, SB_RUNSC_DELETE);
 		del.force = 1;
 		if ((rc = sb_runsc_run(NULL, b->rs, &del, err)) < 0) {

@@ -48,15 +48,16 @@ int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, 
 		goto out;
 	}
 	/* the container is stopped now; whatever fails from here leaves it broken */
+	b.container_stopped = 1;
 	if ((rc = sb_box_teardown(&b, 0, err)) < 0 || (rc = sb_fs_remove_tree(b.checkpoint, err)) < 0 ||
 	    (rename(b.checkpoint_tmp, b.checkpoint) < 0 &&
-	     (rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot keep the checkpoint of '%s'"), name)) < 0) ||
-	    (rc = sb_fs_fsync_dir(b.dir, err)) < 0) {
+	     (rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot keep the checkpoint of '%s'"), name)) < 0)) {
 		char *why = sb_strdupf(_("stop failed after the checkpoint: %s"), err->msg);
 		sb_record_transition(root, &b.rec, SB_STATE_BROKEN, why ? why : err->msg, &e2);
 		free(why);
 		goto out;
 	}
+	/* the record's atomic save fsyncs this directory, the rename above included */
 	char *why = sb_strdupf(_("%s: memory and processes checkpointed to disk"), reason ? reason : _("stopped by user"));
 	rc = sb_record_transition(root, &b.rec, SB_STATE_STOPPED, why ? why : "", err);
 	free(why);
