@@ -105,33 +105,48 @@ static int run_tool(char *const argv[], int in_fd, int out_fd, int timeout_ms, s
 	return rc;
 }
 
-/* mmdebstrap writes a tar with device nodes under /dev: mmtarfilter drops them
- * (a sandbox gets its own /dev). */
-static int build_debian(const char *dir, const char *tar, const char *mirror, struct sb_error *err)
+/* Runs argv as a filter from the file in to the file out, then drops in. */
+static int filter_file(char *const argv[], const char *in_path, const char *out_path, struct sb_error *err)
 {
-	char *raw = sb_path_join(dir, "raw.tar");
-	char *mm[] = { "mmdebstrap", "--quiet", "--variant=apt", "--include=python3",
-		       "--customize-hook=rm -f \"$1/etc/resolv.conf\" \"$1/etc/hostname\"", "bookworm", raw,
-		       (char *)mirror, NULL };
-	char *filter[] = { "mmtarfilter", "--path-exclude=/dev/*", NULL };
-	int in = -1, out = -1, rc;
+	int in = open(in_path, O_RDONLY | O_CLOEXEC);
+	int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
 
-	if (!raw)
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	if ((rc = run_tool(mm, -1, -1, MMDEBSTRAP_TIMEOUT_MS, err)) == 0) {
-		in = open(raw, O_RDONLY | O_CLOEXEC);
-		out = open(tar, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (in < 0 || out < 0)
-			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), in < 0 ? raw : tar);
-		else
-			rc = run_tool(filter, in, out, MMDEBSTRAP_TIMEOUT_MS, err);
-	}
+	if (in < 0 || out < 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), in < 0 ? in_path : out_path);
+	else
+		rc = run_tool(argv, in, out, MMDEBSTRAP_TIMEOUT_MS, err);
 	if (in >= 0)
 		close(in);
 	if (out >= 0)
 		close(out);
-	unlink(raw);
+	unlink(in_path);
+	return rc;
+}
+
+/* mmdebstrap writes a tar with device nodes under /dev: mmtarfilter drops them
+ * (a sandbox gets its own /dev). zstd makes the layer blob a third of the tar
+ * and decompresses faster than anything else libarchive reads. */
+static int build_debian(const char *dir, const char *tar, const char *mirror, struct sb_error *err)
+{
+	char *raw = sb_path_join(dir, "raw.tar"), *filtered = sb_path_join(dir, "filtered.tar");
+	char *mm[] = { "mmdebstrap", "--quiet", "--variant=apt", "--include=python3",
+		       "--customize-hook=rm -f \"$1/etc/resolv.conf\" \"$1/etc/hostname\"", "bookworm", raw,
+		       (char *)mirror, NULL };
+	char *filter[] = { "mmtarfilter", "--path-exclude=/dev/*", NULL };
+	char *zstd[] = { "zstd", "-q", "-T0", "-c", NULL };
+	int rc;
+
+	if (!raw || !filtered)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if ((rc = run_tool(mm, -1, -1, MMDEBSTRAP_TIMEOUT_MS, err)) == 0 &&
+		 (rc = filter_file(filter, raw, filtered, err)) == 0)
+		rc = filter_file(zstd, filtered, tar, err);
+	if (raw)
+		unlink(raw);
+	if (filtered)
+		unlink(filtered);
 	free(raw);
+	free(filtered);
 	return rc;
 }
 

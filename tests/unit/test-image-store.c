@@ -676,6 +676,8 @@ Test(image_store, bootstrap_debian_with_mmdebstrap, .timeout = 1200)
 	out = tu_sh_out("chroot %s python3 -c 'print(6 * 7)'; ls %s/dev | wc -l; test -e %s/etc/resolv.conf || echo no-resolv",
 			info.rootfs, info.rootfs, info.rootfs);
 	cr_assert_str_eq(out, "42\n0\nno-resolv");
+	cr_assert_eq(info.n_layers, 1);
+	cr_assert_str_eq(info.layers[0].media_type, "application/vnd.oci.image.layer.v1.tar+zstd");
 	free(out);
 	sb_image_info_clear(&info);
 }
