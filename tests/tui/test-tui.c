@@ -264,6 +264,43 @@ Test(tui, resize_reflows)
 	quit(t);
 }
 
+Test(tui, resize_reaches_an_attached_shell)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "[1:alpha]", WAIT), 0);
+	/* the shell gets the rows between the title line and the event log */
+	tui_send(t, "stty size\r");
+	cr_assert_eq(tui_wait_line_start(t, "31 120", WAIT), 0);
+	tui_resize(t, 30, 100);
+	tui_send(t, "clear; stty size\r");
+	cr_assert_eq(tui_wait_line_start(t, "22 100", WAIT), 0);
+	tui_send(t, "\x07");
+	quit(t);
+}
+
+Test(tui, inspect_touch_extend)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "i");
+	cr_assert_eq(tui_wait_text(t, "alpha: sandbox.json", WAIT), 0);
+	cr_assert_eq(tui_wait_text(t, "\"idle_timeout\": 600", WAIT), 0);
+	tui_send(t, "\x1b");
+	cr_assert_eq(tui_wait_gone(t, "sandbox.json", WAIT), 0);
+	tui_send(t, "t");
+	cr_assert_eq(tui_wait_text(t, "touched alpha", WAIT), 0);
+	tui_send(t, "+");
+	cr_assert_eq(tui_wait_text(t, "extended the idle timeout of alpha", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "Idle timeout", "1h10m", WAIT), 0);
+	quit(t);
+}
+
 Test(tui, remove_asks_then_removes)
 {
 	cli_ok("create", "beta", "--image", image, "--permanent", NULL);
