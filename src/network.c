@@ -364,6 +364,17 @@ int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cf
 	return rc < 0 ? sb_error_wrap(err, _("cannot remove the network of sandbox '%s'"), name) : 0;
 }
 
+int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err)
+{
+	uint32_t addr;
+	int rc = sb_lease_find(&addr, root, name, err);
+
+	out[0] = '\0';
+	if (rc == 0)
+		sb_ipv4_format(out, addr);
+	return rc;
+}
+
 void sb_netinfo_clear(struct sb_netinfo *info)
 {
 	if (!info)

@@ -57,6 +57,9 @@ int sb_network_info(struct sb_netinfo *out, struct sb_root *root, const struct s
 int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
 			struct sb_error *err);
 void sb_netinfo_clear(struct sb_netinfo *info);
+/* The IPv4 address leased to name into out (>= 16 bytes); SB_ERR_NOTFOUND
+ * when it has none. Needs no configuration: for listings. */
+int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err);
 /* The 6 hex digits that name this root's host objects (sha256 of its path). */
 void sb_network_tag(char out[7], const struct sb_root *root);
 

@@ -42,6 +42,7 @@ struct sb_sandbox_info {
 	int has_checkpoint;                      /* stopped with memory kept on disk */
 	char *dir;                               /* ROOT/sandboxes/<name> */
 	char *workspace;                         /* host path of /workspace */
+	char address[16];                        /* network on: its IPv4 address (inspect only; "" if none) */
 };
 
 /* Live numbers from runsc (one runsc call; running sandboxes only). */

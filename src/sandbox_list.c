@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "fs.h"
 #include "i18n.h"
+#include "network.h"
 #include "sandbox.h"
 
 /* Derived fields from the record, the activity mtime and the clock. */
@@ -160,6 +161,8 @@ int sb_sandbox_inspect(struct sb_sandbox_info *out, struct sb_root *root, const 
 		return rc;
 	rc = info_from(out, root, name, &rec, sb_clock_now(), err);
 	sb_record_clear(&rec);
+	if (rc == 0 && out->rec.network)
+		sb_network_address(out->address, root, name, NULL);
 	return rc;
 }
 

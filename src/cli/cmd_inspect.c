@@ -36,7 +36,8 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 	}
 	printf("%-14s %s\n", _("image:"), s->rec.image_ref[0] ? s->rec.image_ref : "-");
 	printf("%-14s %s\n", _("digest:"), s->rec.image_digest);
-	printf("%-14s %s\n", _("network:"), sb_cli_onoff(s->rec.network));
+	printf("%-14s %s%s%s%s\n", _("network:"), sb_cli_onoff(s->rec.network), s->address[0] ? " (" : "", s->address,
+	       s->address[0] ? ")" : "");
 	printf("%-14s %s\n", _("workspace:"), s->workspace);
 	printf("%-14s %s\n", _("exchange:"), sb_cli_onoff(s->rec.exchange));
 	for (size_t i = 0; i < s->rec.n_mounts; i++)

@@ -106,6 +106,11 @@ Test(access, network_on_reaches_a_test_host_and_rm_removes_it)
 	cr_assert_eq(sb_network_info(&n, f.root, &cfg, "web", NULL), 0);
 	cr_assert(nt_netns_exists(n.netns));
 	cr_assert(nt_nat_has(n.address));
+	struct tu_run r = SB("inspect", "web", "--json");
+	char *want = sb_strdupf("\"address\": \"%s\"", n.address);
+	cr_assert(r.status == 0 && strstr(r.out, want), "inspect shows the address: %s", r.out);
+	free(want);
+	tu_run_free(&r);
 
 	out = sh_in("web", "ip -4 addr show eth0; cat /etc/resolv.conf", &status);
 	cr_assert_eq(status, 0);
