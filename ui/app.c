@@ -28,6 +28,7 @@
 #define RELOAD_MS 2000          /* look for changes (from the CLI, agents, the reaper) */
 #define REAP_MS 30000           /* run the reaper while open */
 #define TICK_MS 1000            /* countdowns */
+#define STATS_MS 3000           /* live memory of the selected sandbox */
 #define FRAME_MS 16             /* at most this often while shells stream output */
 
 static int sig_pipe[2] = { -1, -1 };
@@ -602,7 +603,7 @@ static void age_countdowns(struct ui_app *app, long long seconds)
 static int loop(struct ui_app *app)
 {
 	long long next_tick = mono_ms() + TICK_MS, next_reload = mono_ms() + RELOAD_MS;
-	long long next_reap = app->opts.readonly ? -1 : mono_ms() + REAP_MS, last_frame = 0;
+	long long next_reap = app->opts.readonly ? -1 : mono_ms() + REAP_MS, last_frame = 0, next_stats = 0;
 	int had_overlay = 0;
 
 	if (!app->opts.readonly)
@@ -653,6 +654,10 @@ static int loop(struct ui_app *app)
 			ui_app_refresh(app);
 			ui_images_reload(app, 0);
 			next_reload = now + RELOAD_MS;
+		}
+		if (now >= next_stats) {
+			ui_sandboxes_stats(app);
+			next_stats = now + STATS_MS;
 		}
 		if (next_reap >= 0 && now >= next_reap) {
 			ui_action_reap(app);

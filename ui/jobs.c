@@ -3,6 +3,7 @@
  * and its result as lines on a pipe that the poll loop reads:
  *   P <phase> <layer> <layers> <done> <total> <item>
  *   E <0|1> <text>
+ *   D <text>            (a result for the done callback)
  *   R <rc> <message>
  * A child process rather than a thread: the library's root lock and its
  * subreaping of runsc helpers are per process. */
@@ -33,6 +34,7 @@ struct ui_job {
 	size_t len;
 	int have_result, rc;
 	char message[1024];
+	char result[1024];
 	char progress[128];
 	void *arg;
 	ui_job_done_fn done;
@@ -102,6 +104,19 @@ static void on_progress(void *user, const struct sb_progress_event *ev)
 	one_line(item);
 	snprintf(line, sizeof(line), "P %d %d %d %llu %llu %s\n", (int)ev->phase, ev->layer, ev->layers, ev->done,
 		 ev->total, item);
+	put_line(ctx->fd, line);
+}
+
+void ui_job_result(struct ui_job_ctx *ctx, const char *fmt, ...)
+{
+	char text[1024], line[1100];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	one_line(text);
+	snprintf(line, sizeof(line), "D %s\n", text);
 	put_line(ctx->fd, line);
 }
 
@@ -202,6 +217,8 @@ static void handle_line(struct ui_app *app, struct ui_job *job, char *line)
 		job->rc = (int)strtol(line + 2, &end, 10);
 		snprintf(job->message, sizeof(job->message), "%s", *end ? end + 1 : "");
 		job->have_result = 1;
+	} else if (line[0] == 'D' && line[1] == ' ') {
+		snprintf(job->result, sizeof(job->result), "%s", line + 2);
 	} else if (line[0] == 'E' && line[1] == ' ' && line[2]) {
 		ui_event_add(app, line[2] == '1', "%s", line[3] ? line + 4 : "");
 	} else if (line[0] == 'P' && line[1] == ' ') {
@@ -237,7 +254,7 @@ static void finish(struct ui_app *app, struct ui_job *job)
 			 WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
 	}
 	if (job->done)
-		job->done(app, job->rc, job->message, job->arg);
+		job->done(app, job->rc, job->rc < 0 ? job->message : job->result, job->arg);
 	if (job->free_arg)
 		job->free_arg(job->arg);
 	free(job);
@@ -306,14 +323,23 @@ int ui_jobs_busy(struct ui_app *app, const char *label_prefix)
 int ui_jobs_describe(struct ui_app *app, char *buf, size_t size)
 {
 	static const char *const spin[] = { "|", "/", "-", "\\" };
-	size_t n = ui_jobs_running(app);
+	const struct ui_job *first = NULL;
+	size_t n = 0;
 
+	/* quiet jobs (no label) are not announced */
+	for (const struct ui_job *j = app->jobs; j; j = j->next) {
+		if (!j->label[0])
+			continue;
+		if (!first)
+			first = j;
+		n++;
+	}
 	if (!n)
 		return 0;
 	if (n == 1)
-		snprintf(buf, size, "%s %s… %s", spin[app->spinner % 4], app->jobs->label, app->jobs->progress);
+		snprintf(buf, size, "%s %s… %s", spin[app->spinner % 4], first->label, first->progress);
 	else
-		snprintf(buf, size, _("%s %s… (+%zu more)"), spin[app->spinner % 4], app->jobs->label, n - 1);
+		snprintf(buf, size, _("%s %s… (+%zu more)"), spin[app->spinner % 4], first->label, n - 1);
 	return 1;
 }
 

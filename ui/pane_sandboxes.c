@@ -340,7 +340,9 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	line_pair(line, ctx, _("Digest"), s->rec.image_digest, 0);
 	if (s->rec.memory)
 		ui_format_size(t, sizeof(t), s->rec.memory);
-	line_pair(line, ctx, _("Memory"), s->rec.memory ? t : _("no limit"), 0);
+	line_pair(line, ctx, _("Memory limit"), s->rec.memory ? t : _("no limit"), 0);
+	if (s->rec.state == SB_STATE_RUNNING && !strcmp(app->stats_name, s->rec.name) && app->stats_text[0])
+		line_pair(line, ctx, _("Memory used"), app->stats_text, 0);
 	if (s->rec.cpus > 0)
 		snprintf(t, sizeof(t), "%.2g", s->rec.cpus);
 	line_pair(line, ctx, _("CPUs"), s->rec.cpus > 0 ? t : _("no limit"), 0);
@@ -408,6 +410,51 @@ const struct ui_pane ui_pane_sandboxes = {
 	.action = action,
 	.hints = hints,
 };
+
+/* ---- live numbers of the selected sandbox ---- */
+
+struct stats_arg {
+	char name[SB_SANDBOX_NAME_MAX + 1];
+};
+
+static int job_stats(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	struct sb_sandbox_stats st;
+	char used[32], cpu[32];
+	int rc;
+
+	if ((rc = sb_sandbox_stats(&st, root, ((struct stats_arg *)arg)->name, err)) < 0)
+		return rc;
+	ui_format_size(used, sizeof(used), st.memory_usage);
+	ui_format_duration(cpu, sizeof(cpu), (long long)(st.cpu_ns / 1000000000ULL));
+	ui_job_result(ctx, _("%s, %llu processes, %s CPU"), used, st.pids, cpu);
+	return 0;
+}
+
+static void stats_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	struct stats_arg *a = arg;
+
+	app->stats_busy = 0;
+	snprintf(app->stats_name, sizeof(app->stats_name), "%s", a->name);
+	/* a failed probe (the sandbox just stopped) only leaves the number out */
+	snprintf(app->stats_text, sizeof(app->stats_text), "%s", rc < 0 ? "" : message);
+	app->dirty = 1;
+}
+
+void ui_sandboxes_stats(struct ui_app *app)
+{
+	struct sb_sandbox_info *s = ui_app_selected_sandbox(app);
+	struct stats_arg *a;
+
+	if (!s || s->rec.state != SB_STATE_RUNNING || app->stats_busy || app->pane != UI_PANE_SANDBOXES ||
+	    app->focus_shell >= 0 || !(a = calloc(1, sizeof(*a))))
+		return;
+	snprintf(a->name, sizeof(a->name), "%s", s->rec.name);
+	if (strcmp(app->stats_name, a->name) != 0)
+		app->stats_text[0] = '\0';   /* not another sandbox's numbers meanwhile */
+	app->stats_busy = ui_job_start(app, "", job_stats, a, stats_done, free) == 0;
+}
 
 /* ---- the filter line ---- */
 

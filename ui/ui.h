@@ -100,6 +100,11 @@ struct ui_app {
 	int message_error;
 	long long message_until;
 
+	/* live memory of the selected running sandbox (pane_sandboxes.c) */
+	char stats_name[SB_SANDBOX_NAME_MAX + 1];
+	char stats_text[128];
+	int stats_busy;
+
 	/* images (pane_images.c keeps its own list) */
 	void *images;
 };
@@ -122,6 +127,8 @@ int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page);
 
 /* pane_sandboxes.c: sort and filter into app->order */
 void ui_sandboxes_rebuild(struct ui_app *app);
+/* Fetches the live memory use of the selected sandbox when it runs (a quiet job). */
+void ui_sandboxes_stats(struct ui_app *app);
 const char *ui_sb_column_name(enum ui_sb_column c);
 void ui_format_duration(char *buf, size_t size, long long seconds);
 void ui_format_size(char *buf, size_t size, unsigned long long bytes);
@@ -207,11 +214,15 @@ struct ui_job_ctx;
 typedef int (*ui_job_fn)(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err);
 typedef void (*ui_job_done_fn)(struct ui_app *app, int rc, const char *message, void *arg);
 /* Runs fn(arg) in a child with its own handle on the root; done(app, ...) runs
- * in the loop when it ends; free_arg (may be NULL) releases arg then. */
+ * in the loop when it ends, with the error message when rc < 0, else the
+ * job's result (ui_job_result, "" if none); free_arg (may be NULL) releases
+ * arg then. An empty label makes a quiet job (not shown in the status line). */
 int ui_job_start(struct ui_app *app, const char *label, ui_job_fn fn, void *arg, ui_job_done_fn done,
 		 void (*free_arg)(void *));
 /* From inside a job: an event line for the log, and progress. */
 void ui_job_event(struct ui_job_ctx *ctx, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A one-line result handed to the done callback. */
+void ui_job_result(struct ui_job_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const struct sb_progress *ui_job_progress(struct ui_job_ctx *ctx);
 int ui_jobs_pollfds(struct ui_app *app, struct pollfd *pfd, int max);
 void ui_jobs_io(struct ui_app *app, const struct pollfd *pfd, int n);
