@@ -25,7 +25,7 @@ static int doctor_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_error err;
 	int opt, json = 0, quick = 0, rc;
 
-	optind = 1;
+	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		if (opt == 'j')
 			json = 1;

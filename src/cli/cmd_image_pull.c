@@ -27,7 +27,7 @@ static int pull_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_error err;
 	int opt, quiet = 0, json = 0, rc;
 
-	optind = 1;
+	optind = 0;
 	while ((opt = getopt_long(argc, argv, "q", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':

@@ -16,7 +16,7 @@ static int tui_run(struct sb_cli *cli, int argc, char **argv)
 	struct ui_options opts = { .root_path = cli->root_path };
 	int opt;
 
-	optind = 1;
+	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		if (opt == 'R')
 			opts.readonly = 1;
