@@ -50,6 +50,40 @@ static void kill_inside(struct sb_box *b, const char *ipid_file)
 	free(ipid);
 }
 
+static int alive(struct sb_box *b)
+{
+	struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_STATE);
+	struct sb_proc_result res;
+	struct sb_error ignored;
+	int ok;
+
+	c.proc.timeout_ms = 10000;
+	ok = sb_runsc_run(&res, b->rs, &c, &ignored) == 0 && strstr(res.out, "\"running\"");
+	sb_proc_result_clear(&res);
+	return ok;
+}
+
+/* A sandbox that died (its memory limit, a crash) is stopped without a
+ * checkpoint: its disk is kept and restore cold-starts it. */
+static int note_death(struct sb_box *b, struct sb_error *err)
+{
+	struct sb_error ignored;
+	const char *name = b->rec.name;
+
+	if (sb_box_lock(b, BOX_LOCK_EXCLUSIVE, &ignored) == 0) {
+		struct sb_record now;
+		if (sb_record_load(&now, b->root, name, &ignored) == 0 && now.state == SB_STATE_RUNNING && !strcmp(now.id, b->rec.id)) {
+			sb_box_teardown(b, 1, &ignored);
+			sb_record_transition(b->root, &now, SB_STATE_STOPPED,
+					     _("the sandbox died (memory limit or crash): its disk is kept, restore cold-starts it"),
+					     &ignored);
+		}
+		sb_record_clear(&now);
+	}
+	return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is no longer running: it died (memory limit or crash); "
+						 "'sandbench restore %s' starts it again from its disk"), name, name);
+}
+
 int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char *name,
 		    const struct sb_exec_opts *opts, struct sb_error *err)
 {
@@ -114,6 +148,11 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	/* a long command counts as activity until it ends */
 	struct sb_error ignored;
 	sb_box_touch(&b, &ignored);
+	/* 128 is also runsc's own failure: the sandbox may have died under us */
+	if (rc == 0 && res.status == 128 && !res.timed_out && !alive(&b)) {
+		rc = note_death(&b, err);
+		sb_exec_result_clear(out);
+	}
 out:
 	sb_box_close(&b);
 	return rc;

@@ -347,6 +347,21 @@ Test(sandbox, memory_limit_is_enforced)
 	cr_assert_neq(r.status, 0, "allocating past the limit fails");
 	cr_assert_neq(strcmp(r.out, "200000000\n"), 0);
 	tu_run_free(&r);
+	/* when the limit killed the whole sandbox, sandbench says so and keeps it
+	 * stopped with its disk; restore brings it back */
+	struct sb_sandbox_info info;
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "small", NULL), 0);
+	if (info.rec.state != SB_STATE_RUNNING) {
+		cr_assert_eq(info.rec.state, SB_STATE_STOPPED, "%s", info.rec.reason);
+		cr_assert(strstr(info.rec.reason, "died"), "%s", info.rec.reason);
+		r = SB("restore", "small");
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		tu_run_free(&r);
+	}
+	sb_sandbox_info_clear(&info);
+	r = SB("exec", "small", "--", "true");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
 }
 
 Test(sandbox, kill_during_create_then_force_remove)
