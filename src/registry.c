@@ -1,8 +1,12 @@
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "blob_store.h"
 #include "fs.h"
@@ -259,22 +263,16 @@ out:
 	return rc;
 }
 
-static int fetch_blob(struct pull *p, const struct sb_descriptor *d, int layer, int layers, struct sb_error *err)
+/* Downloads with bounded retries, resuming where the last attempt stopped. */
+static int download(struct pull *p, const struct sb_descriptor *d, const struct sb_progress_event *ev,
+		    struct sb_error *err)
 {
-	struct sb_progress_event ev = {
-		.phase = SB_PROGRESS_DOWNLOAD, .item = d->digest, .layer = layer, .layers = layers, .total = d->size,
-	};
 	int rc, again = RETRY_NO;
 
-	if (sb_blob_exists(p->root, d->digest)) {
-		ev.done = d->size;
-		sb_progress_emit(p->progress, &ev);
-		return 0;
-	}
 	if ((rc = probe(p, err)) < 0)
 		return rc;
 	for (int attempt = 1;; attempt++) {
-		rc = download_once(p, d, &ev, &again, err);
+		rc = download_once(p, d, ev, &again, err);
 		if (rc == 0 || again == RETRY_NO)
 			return rc;
 		if (attempt == BLOB_ATTEMPTS)
@@ -282,6 +280,49 @@ static int fetch_blob(struct pull *p, const struct sb_descriptor *d, int layer, 
 		if (again == RETRY_LATER)
 			nanosleep(&(struct timespec){ .tv_nsec = RETRY_PAUSE_MS * 1000000L * attempt }, NULL);
 	}
+}
+
+/* 1 when the blob is in the store (and says so to the progress watcher). */
+static int have_blob(struct pull *p, const struct sb_descriptor *d, struct sb_progress_event *ev)
+{
+	if (!sb_blob_exists(p->root, d->digest))
+		return 0;
+	ev->done = d->size;
+	sb_progress_emit(p->progress, ev);
+	return 1;
+}
+
+static int fetch_blob(struct pull *p, const struct sb_descriptor *d, int layer, int layers, struct sb_error *err)
+{
+	struct sb_progress_event ev = {
+		.phase = SB_PROGRESS_DOWNLOAD, .item = d->digest, .layer = layer, .layers = layers, .total = d->size,
+	};
+	char *lock_path;
+	int fd, rc;
+
+	if (have_blob(p, d, &ev))
+		return 0;
+	/* concurrent pulls of one image share the blob's partial file: one
+	 * downloads it, the others wait and then find it in the store */
+	lock_path = sb_strdupf("%s/images/blobs/partial/%s.lock", sb_root_path(p->root), sb_digest_hex(d->digest));
+	if (!lock_path)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot lock '%s'"), lock_path);
+	} else if (have_blob(p, d, &ev)) {
+		rc = 0;
+	} else {
+		rc = download(p, d, &ev, err);
+	}
+	/* a waiter that still gets the unlinked lock checks the store first; only
+	 * after a failure may two later pulls then race, and one of them fail */
+	if (fd >= 0) {
+		unlink(lock_path);
+		close(fd);
+	}
+	free(lock_path);
+	return rc;
 }
 
 /* The fetch itself; the caller holds the root lock (shared at least). */

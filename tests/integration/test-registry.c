@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "blob_store.h"
@@ -621,6 +622,39 @@ Test(registry, cli_multiarch_pull_installs_amd64)
 	tu_run_free(&r);
 	free(ref);
 	free(amd64);
+}
+
+Test(registry, concurrent_fetches_download_each_blob_once)
+{
+	char digest[SB_DIGEST_STR_LEN], *layer = image_digest("BUSYBOX_LAYER");
+	char *requests = sb_path_join(dir, "requests");
+	struct sb_error err;
+	int p = start_bad_registry("busybox", "slow"), status;
+	char *ref = ref_at(p, "img");
+
+	/* both start before the (slow) layer arrives; each has its own root handle */
+	pid_t child = fork();
+	cr_assert_neq(child, -1);
+	if (child == 0) {
+		struct sb_root *mine;
+		struct sb_registry_opts opts = { .insecure = 1 };
+		_exit(sb_root_open(&mine, sb_root_path(root), NULL) == 0 &&
+				      sb_registry_fetch(digest, NULL, mine, ref, &opts, NULL) == 0
+			      ? 0
+			      : 1);
+	}
+	int rc = fetch(digest, ref, NULL, &err);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert_eq(rc, 0, "%s", err.msg);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other fetch failed");
+	char *pattern = sb_strdupf("GET /v2/img/blobs/%s", layer);
+	cr_assert_eq(count_lines(requests, pattern), 1, "the layer was downloaded twice");
+	cr_assert(sb_blob_exists(root, layer));
+	cr_assert_eq(tu_sh("test -z \"$(ls -A %s/images/blobs/partial)\"", sb_root_path(root)), 0);
+	free(pattern);
+	free(ref);
+	free(requests);
+	free(layer);
 }
 
 Test(registry, cli_exit_codes)
