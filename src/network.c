@@ -186,20 +186,28 @@ static int bridge_owned(const struct net_ctx *c, struct sb_error *err)
 	return 1;
 }
 
+/* Runs the lines of script through one "ip [-n netns] -batch -" (names in it
+ * are checked: no blanks, no newlines). */
+static int ip_batch(struct sb_error *err, const char *netns, const char *script)
+{
+	const char *host[] = { "ip", "-batch", "-", NULL };
+	const char *inside[] = { "ip", "-n", netns, "-batch", "-", NULL };
+
+	return sb_net_cmd(NULL, netns ? inside : host, script, err);
+}
+
 static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
 {
-	char gw[16], cidr[24], subnet[24], *out;
-	int rc = bridge_owned(c, err);
+	char gw[16], net[16], subnet[24], script[512];
+	int rc = bridge_owned(c, err), n = 0;
 
 	if (rc < 0)
 		return rc;
-	sb_ipv4_format(gw, sb_subnet_gateway(&c->subnet));
-	snprintf(cidr, sizeof(cidr), "%s/%d", gw, c->subnet.prefix);
+	snprintf(subnet, sizeof(subnet), "%s/%d", sb_ipv4_format(net, c->subnet.net), c->subnet.prefix);
 	if (rc == 0) {
 		/* another interface in the subnet would make routing ambiguous */
 		const char *show[] = { "ip", "-o", "-4", "addr", "show", "to", subnet, NULL };
-		char net[16];
-		snprintf(subnet, sizeof(subnet), "%s/%d", sb_ipv4_format(net, c->subnet.net), c->subnet.prefix);
+		char *out;
 		if ((rc = sb_net_cmd(&out, show, NULL, err)) < 0)
 			return rc;
 		int used = out[0] != '\0';
@@ -207,40 +215,40 @@ static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
 		if (used)
 			return sb_error_set(err, SB_ERR_BUSY,
 					    _("subnet %s is already used by a host interface; choose another subnet"), subnet);
-		if ((rc = ip(err, "link", "add", c->bridge, "type", "bridge", NULL)) < 0)
-			return rc;
-		if ((rc = ip(err, "link", "set", "dev", c->bridge, "alias", c->alias, NULL)) < 0)
-			return rc;
+		n = snprintf(script, sizeof(script), "link add %s type bridge\nlink set dev %s alias %s\n", c->bridge,
+			     c->bridge, c->alias);
 	}
-	if ((rc = ip(err, "addr", "replace", cidr, "dev", c->bridge, NULL)) < 0)
-		return rc;
-	return ip(err, "link", "set", "dev", c->bridge, "up", NULL);
+	snprintf(script + n, sizeof(script) - (size_t)n, "addr replace %s/%d dev %s\nlink set dev %s up\n",
+		 sb_ipv4_format(gw, sb_subnet_gateway(&c->subnet)), c->subnet.prefix, c->bridge, c->bridge);
+	return ip_batch(err, NULL, script);
 }
 
 /* Namespace, veth, address, route: whatever is missing (runsc takes the
  * address and routes away when it starts a sandbox in the namespace). */
 static int ensure_netns(const struct sb_netinfo *n, struct sb_error *err)
 {
-	char cidr[24];
+	char script[512];
 	int rc = 0;
 
-	snprintf(cidr, sizeof(cidr), "%s/%d", n->address, n->prefix);
 	if (access(n->netns_path, F_OK) != 0 && (rc = ip(err, "netns", "add", n->netns, NULL)) < 0)
 		return rc;
 	if (!link_exists(n->veth)) {
-		if ((rc = ip(err, "link", "add", n->veth, "type", "veth", "peer", "name", IFNAME, "netns", n->netns,
-			     NULL)) < 0 ||
-		    (rc = ip(err, "link", "set", "dev", n->veth, "master", n->bridge, "up", NULL)) < 0 ||
-		    /* isolated ports: sandboxes on one bridge cannot reach each other */
-		    (rc = ip(err, "link", "set", "dev", n->veth, "type", "bridge_slave", "isolated", "on", NULL)) < 0)
+		/* isolated ports: sandboxes on one bridge cannot reach each other */
+		snprintf(script, sizeof(script),
+			 "link add %s type veth peer name " IFNAME " netns %s\n"
+			 "link set dev %s master %s up\n"
+			 "link set dev %s type bridge_slave isolated on\n",
+			 n->veth, n->netns, n->veth, n->bridge, n->veth);
+		if ((rc = ip_batch(err, NULL, script)) < 0)
 			return rc;
 	}
-	if ((rc = ip(err, "-n", n->netns, "link", "set", "dev", "lo", "up", NULL)) < 0 ||
-	    (rc = ip(err, "-n", n->netns, "link", "set", "dev", IFNAME, "up", NULL)) < 0 ||
-	    (rc = ip(err, "-n", n->netns, "addr", "replace", cidr, "dev", IFNAME, NULL)) < 0 ||
-	    (rc = ip(err, "-n", n->netns, "route", "replace", "default", "via", n->gateway, "dev", IFNAME, NULL)) < 0)
-		return rc;
-	return 0;
+	snprintf(script, sizeof(script),
+		 "link set dev lo up\n"
+		 "link set dev " IFNAME " up\n"
+		 "addr replace %s/%d dev " IFNAME "\n"
+		 "route replace default via %s dev " IFNAME "\n",
+		 n->address, n->prefix, n->gateway);
+	return ip_batch(err, n->netns, script);
 }
 
 static int write_resolv(struct sb_netinfo *n, const struct net_ctx *c, struct sb_error *err)
