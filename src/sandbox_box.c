@@ -307,6 +307,10 @@ static int keeper_start(struct sb_box *b, const char *image_path, int logfd, con
 		int devnull = open("/dev/null", O_RDWR);
 		setsid();
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+		/* named for ps; in / so that it keeps no directory of the caller busy */
+		prctl(PR_SET_NAME, "sb-keeper", 0, 0, 0);
+		if (chdir("/") < 0)
+			_exit(126);
 		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
 		    dup2(p[1], 3) < 0 || dup2(logfd, 4) < 0)
 			_exit(126);
