@@ -168,20 +168,15 @@ void ui_app_reload(struct ui_app *app)
 	}
 	if (app->listed)
 		ui_event_diff(app, app->sbx, app->n_sbx, list, n);
-	/* rebuild reads the old selection's name before the list goes */
-	struct sb_sandbox_info *old = app->sbx;
+	struct sb_sandbox_info *old = app->sbx, *sel = ui_app_selected_sandbox(app);
 	size_t n_old = app->n_sbx;
 	char selected[SB_SANDBOX_NAME_MAX + 1] = "";
-	struct sb_sandbox_info *sel = ui_app_selected_sandbox(app);
+	/* the selection follows its sandbox into the new listing */
 	if (sel)
 		snprintf(selected, sizeof(selected), "%s", sel->rec.name);
 	app->sbx = list;
 	app->n_sbx = n;
-	app->n_order = 0;
-	ui_sandboxes_rebuild(app);
-	for (size_t i = 0; selected[0] && i < app->n_order; i++)
-		if (!strcmp(app->sbx[app->order[i]].rec.name, selected))
-			app->views[UI_PANE_SANDBOXES].selected = i;
+	ui_sandboxes_rebuild(app, selected);
 	sb_sandbox_list_free(old, n_old);
 	app->listed = 1;
 	app->dirty = 1;

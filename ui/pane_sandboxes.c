@@ -175,14 +175,13 @@ static int matches(const struct sb_sandbox_info *s, const char *f)
 	return 0;
 }
 
-void ui_sandboxes_rebuild(struct ui_app *app)
+void ui_sandboxes_rebuild(struct ui_app *app, const char *keep)
 {
 	char selected[SB_SANDBOX_NAME_MAX + 1] = "";
-	struct sb_sandbox_info *sel = ui_app_selected_sandbox(app);
+	struct sb_sandbox_info *sel = keep ? NULL : ui_app_selected_sandbox(app);
 	size_t *order;
 
-	if (sel)
-		snprintf(selected, sizeof(selected), "%s", sel->rec.name);
+	snprintf(selected, sizeof(selected), "%s", keep ? keep : sel ? sel->rec.name : "");
 	order = realloc(app->order, sizeof(*order) * (app->n_sbx ? app->n_sbx : 1));
 	if (!order)
 		return;
@@ -374,12 +373,12 @@ static int action(struct ui_app *app, enum ui_action a)
 	switch (a) {
 	case UI_ACT_SORT:
 		app->sort_col = (app->sort_col + 1) % UI_COL_COUNT;
-		ui_sandboxes_rebuild(app);
+		ui_sandboxes_rebuild(app, NULL);
 		ui_app_message(app, 0, _("sorted by %s"), ui_sb_column_name(app->sort_col));
 		return 1;
 	case UI_ACT_SORT_REVERSE:
 		app->sort_reverse = !app->sort_reverse;
-		ui_sandboxes_rebuild(app);
+		ui_sandboxes_rebuild(app, NULL);
 		return 1;
 	case UI_ACT_FILTER:
 		ui_filter_open(app);
@@ -476,5 +475,5 @@ void ui_filter_key(struct ui_app *app, int key)
 	}
 	app->views[UI_PANE_SANDBOXES].selected = 0;
 	app->views[UI_PANE_SANDBOXES].top = 0;
-	ui_sandboxes_rebuild(app);
+	ui_sandboxes_rebuild(app, NULL);
 }

@@ -545,13 +545,6 @@ void ui_term_char(struct ui_term *t, uint32_t c, int mods)
 	vterm_keyboard_unichar(t->vt, c, vmods(mods));
 }
 
-void ui_term_paste(struct ui_term *t, int start)
-{
-	if (start)
-		vterm_keyboard_start_paste(t->vt);
-	else
-		vterm_keyboard_end_paste(t->vt);
-}
 
 void ui_term_cell(const struct ui_term *t, int row, int col, struct ui_term_cell *out)
 {
@@ -632,10 +625,6 @@ int ui_term_any_dirty(const struct ui_term *t)
 	return memchr(t->dirty, 1, (size_t)t->rows) != NULL;
 }
 
-void ui_term_touch(struct ui_term *t)
-{
-	memset(t->dirty, 1, (size_t)t->rows);
-}
 
 void ui_term_clean(struct ui_term *t)
 {

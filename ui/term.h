@@ -68,7 +68,6 @@ void ui_term_size(const struct ui_term *t, int *rows, int *cols);
 /* Keyboard: function key n is UI_TERM_KEY_F0 + n. */
 void ui_term_key(struct ui_term *t, enum ui_term_key key, int mods);
 void ui_term_char(struct ui_term *t, uint32_t c, int mods);
-void ui_term_paste(struct ui_term *t, int start);
 
 /* The screen as shown: row 0 is the top of the view, which is scrolled back by
  * ui_term_scroll lines (0: the live screen). Cells outside read as blank. */
@@ -86,7 +85,6 @@ const char *ui_term_title(const struct ui_term *t);
 /* Dirty tracking for the view: rows changed since the last ui_term_clean. */
 int ui_term_row_dirty(const struct ui_term *t, int row);
 int ui_term_any_dirty(const struct ui_term *t);
-void ui_term_touch(struct ui_term *t);
 void ui_term_clean(struct ui_term *t);
 
 /* The text of a view row (UTF-8, trailing blanks dropped) into buf; for tests

@@ -51,10 +51,6 @@ int ui_theme_has_color(void)
 	return color;
 }
 
-int ui_theme_pair(enum ui_role role)
-{
-	return color ? pairs[role] : 0;
-}
 
 attr_t ui_theme_attr(enum ui_role role)
 {

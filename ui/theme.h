@@ -30,7 +30,6 @@ enum ui_role {
 /* After initscr: sets up colours if the terminal has them and $NO_COLOR is unset. */
 void ui_theme_init(void);
 attr_t ui_theme_attr(enum ui_role role);
-int ui_theme_pair(enum ui_role role);
 int ui_theme_has_color(void);
 
 #endif

@@ -125,8 +125,9 @@ void ui_app_clamp_view(struct ui_app *app, enum ui_pane_id pane, size_t rows, in
 /* Moves the selection of the focused pane by a list-movement action; 1 if it was one. */
 int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page);
 
-/* pane_sandboxes.c: sort and filter into app->order */
-void ui_sandboxes_rebuild(struct ui_app *app);
+/* pane_sandboxes.c: sort and filter into app->order; the selection stays on
+ * the sandbox named keep (NULL: on the one selected now) */
+void ui_sandboxes_rebuild(struct ui_app *app, const char *keep);
 /* Fetches the live memory use of the selected sandbox when it runs (a quiet job). */
 void ui_sandboxes_stats(struct ui_app *app);
 const char *ui_sb_column_name(enum ui_sb_column c);
