@@ -315,8 +315,9 @@ static int job_bootstrap(struct sb_root *root, void *arg, struct ui_job_ctx *ctx
 		     res.built == SB_BOOTSTRAP_DEBIAN ? _("Debian with python3") : _("busybox"));
 	if (res.fallback_reason[0])
 		ui_job_event(ctx, 0, _("busybox instead of Debian: %s"), res.fallback_reason);
-	/* pinned by digest: the sandbox records exactly what was just built */
-	spec.image = res.image.digest;
+	/* by its reference when it has one (the record shows it, and pins the
+	 * digest it resolves to: the one just built) */
+	spec.image = res.image.ref[0] ? res.image.ref : res.image.digest;
 	return sb_sandbox_create(NULL, root, &spec, err);
 }
 
