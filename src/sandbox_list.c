@@ -107,9 +107,12 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 			}
 			list = grown;
 		}
-		if (sb_record_load(&rec, root, de->d_name, &e2) < 0) {
+		int lrc = sb_record_load(&rec, root, de->d_name, &e2);
+		if (lrc < 0) {
 			/* a directory without record is a create in progress or a crash: show it */
-			if (broken_record(&rec, de->d_name, e2.msg) < 0) {
+			if (broken_record(&rec, de->d_name, lrc == SB_ERR_NOTFOUND
+					  ? _("no record: being created, or left half-made (rm --force removes it)")
+					  : e2.msg) < 0) {
 				sb_record_clear(&rec);
 				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 				break;
