@@ -22,6 +22,7 @@ struct sb_box {
 	int loaded;                      /* rec holds the record */
 	char *dir, *rootfs, *upper, *work, *workspace, *bundle, *checkpoint, *checkpoint_tmp;
 	char *activity, *sessions, *pid_file, *resolv;
+	char *exec_lock;                 /* held shared by every running exec: reap spares busy sandboxes */
 	int lock_fd;
 	struct sb_runsc *rs;
 	struct sb_settings settings;
@@ -55,6 +56,10 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
 void sb_box_remove_cgroups(const char *id);
 /* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
 void sb_box_end_sessions(struct sb_box *b);
+/* Marks an exec as running until the returned fd is closed (-1 on failure). */
+int sb_box_exec_begin(struct sb_box *b);
+/* 1 when some exec is running in the sandbox right now. */
+int sb_box_exec_running(struct sb_box *b);
 /* Touches the activity file (mtime = now, the injectable clock). */
 int sb_box_touch(struct sb_box *b, struct sb_error *err);
 /* Fills info from the box, taking over its record (b->loaded becomes 0). */

@@ -55,6 +55,7 @@ static const struct {
 	{ offsetof(struct sb_box, checkpoint), "checkpoint" },
 	{ offsetof(struct sb_box, checkpoint_tmp), "checkpoint.tmp" },
 	{ offsetof(struct sb_box, activity), "activity" },
+	{ offsetof(struct sb_box, exec_lock), "exec.lock" },
 	{ offsetof(struct sb_box, sessions), "sessions" },
 	{ offsetof(struct sb_box, pid_file), "runsc.pid" },
 	{ offsetof(struct sb_box, resolv), "resolv.conf" },
@@ -145,6 +146,27 @@ char *sb_box_lower(const struct sb_box *b)
 
 	free(rel);
 	return path;
+}
+
+int sb_box_exec_begin(struct sb_box *b)
+{
+	int fd = open(b->exec_lock, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd >= 0 && flock(fd, LOCK_SH) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+int sb_box_exec_running(struct sb_box *b)
+{
+	int fd = open(b->exec_lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int busy = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+
+	if (fd >= 0)
+		close(fd);
+	return busy;
 }
 
 int sb_box_touch(struct sb_box *b, struct sb_error *err)

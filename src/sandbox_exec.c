@@ -126,8 +126,12 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	append_if_file(opts->stdout_fd);
 	append_if_file(opts->stderr_fd);
 	c.proc.capture_max = opts->capture_max ? opts->capture_max : 16 << 20;
+	/* a running command is activity for as long as it runs: reap spares it */
+	int guard = sb_box_exec_begin(&b);
 	long long start = now_ms();
 	rc = sb_runsc_run(&res, b.rs, &c, err);
+	if (guard >= 0)
+		close(guard);
 	out->duration_ms = now_ms() - start;
 	out->exit_code = res.status;
 	out->timed_out = res.timed_out;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "box.h"
 #include "i18n.h"
 #include "sandbox.h"
 
@@ -19,6 +20,15 @@ static int apply(struct sb_root *root, const char *name, enum sb_expiry_action a
 		return sb_sandbox_stop(root, name, reason, err);
 	}
 	return sb_sandbox_remove(root, name, 0, err);
+}
+
+static int busy(struct sb_root *root, const char *name)
+{
+	struct sb_box b;
+	int running = sb_box_open(&b, root, name, BOX_LOCK_NONE, 0, NULL) == 0 && sb_box_exec_running(&b);
+
+	sb_box_close(&b);
+	return running;
 }
 
 int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *root, unsigned flags,
@@ -39,7 +49,8 @@ int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_sandbox_info *s = &list[i];
-		if (s->expires_in != 0 || s->rec.state == SB_STATE_BROKEN)
+		/* one running a command is active however long ago that command started */
+		if (s->expires_in != 0 || s->rec.state == SB_STATE_BROKEN || busy(root, s->rec.name))
 			continue;
 		struct sb_reap_item *it = &(*items)[(*count)++];
 		struct sb_error e2;
@@ -48,7 +59,7 @@ int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *
 		it->idle_seconds = s->idle_seconds;
 		if (flags & SB_REAP_DRY_RUN)
 			continue;
-		/* a sandbox touched since the listing is no longer due: check again under its lock */
+		/* a sandbox touched since the listing is no longer due */
 		struct sb_sandbox_info now;
 		if (sb_sandbox_inspect(&now, root, s->rec.name, &e2) < 0 || now.expires_in != 0) {
 			sb_sandbox_info_clear(&now);

@@ -263,6 +263,24 @@ Test(sandbox, reap_expires_idle_temporary_ones)
 	r = tu_sandbench(f.dir, at_now, "create", "perm", "--image", SBF_IMAGE, "--permanent", NULL);
 	tu_run_free(&r);
 
+	/* one whose command started long ago and still runs is not idle */
+	r = tu_sandbench(f.dir, at_now, "create", "busy", "--image", SBF_IMAGE, "--temporary=60s", NULL);
+	tu_run_free(&r);
+	char *bin = tu_buildpath("sandbench");
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("SANDBENCH_NOW", env_now + strlen("SANDBENCH_NOW="), 1);
+		execl(bin, bin, "--root", f.dir, "exec", "busy", "--", "sh", "-c",
+		      "touch /workspace/running; while [ ! -f /exchange/release ]; do :; done", (char *)NULL);
+		_exit(127);
+	}
+	sb_proc_keep(pid, 1);
+	char *running = sb_strdupf("%s/sandboxes/busy/workspace/running", f.dir);
+	struct stat st;
+	for (int i = 0; i < 4000 && stat(running, &st) != 0; i++)
+		usleep(5000);
+	cr_assert_eq(stat(running, &st), 0, "the long command started");
+
 	r = tu_sandbench(f.dir, later, "reap", "--dry-run", "--json", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	json_t *doc = json_loads(r.out, 0, NULL);
@@ -290,6 +308,14 @@ Test(sandbox, reap_expires_idle_temporary_ones)
 	cr_assert_eq(info.rec.state, SB_STATE_RUNNING);
 	cr_assert_eq(info.expires_in, -1);
 	sb_sandbox_info_clear(&info);
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "busy", NULL), 0, "a running command keeps it");
+	cr_assert_eq(info.rec.state, SB_STATE_RUNNING);
+	sb_sandbox_info_clear(&info);
+	char *release = sb_strdupf("%s/exchange/release", f.dir);
+	cr_assert_eq(tu_sh("touch '%s'", release), 0);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	free(release), free(running), free(bin);
 
 	/* activity resets the countdown */
 	r = tu_sandbench(f.dir, later, "touch", "fresh", NULL);
