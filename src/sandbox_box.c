@@ -341,7 +341,10 @@ static int keeper_start(struct sb_box *b, const char *image_path, int logfd, con
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
 		result.rc = boot_calls(b, image_path, 4, log, &result.err);
-		if (write(3, &result, sizeof(result)) < 0 || result.rc < 0)
+		if (write(3, &result, sizeof(result)) < 0) {
+			/* the caller was killed meanwhile: the sandbox still needs its reaper */
+		}
+		if (result.rc < 0)
 			_exit(1);
 		close(3);
 		close(4);
