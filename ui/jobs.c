@@ -36,6 +36,7 @@ struct ui_job {
 	char message[1024];
 	char result[1024];
 	char progress[128];
+	long long started;           /* ms, for the elapsed time of long jobs */
 	void *arg;
 	ui_job_done_fn done;
 	void (*free_arg)(void *);
@@ -189,6 +190,7 @@ int ui_job_start(struct ui_app *app, const char *label, ui_job_fn fn, void *arg,
 	close(p[1]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	job->fd = p[0];
+	job->started = now_ms();
 	snprintf(job->label, sizeof(job->label), "%s", label);
 	job->arg = arg;
 	job->done = done;
@@ -336,8 +338,11 @@ int ui_jobs_describe(struct ui_app *app, char *buf, size_t size)
 	}
 	if (!n)
 		return 0;
-	if (n == 1)
+	if (n == 1 && first->progress[0])
 		snprintf(buf, size, "%s %s… %s", spin[app->spinner % 4], first->label, first->progress);
+	else if (n == 1)
+		snprintf(buf, size, "%s %s… %llds", spin[app->spinner % 4], first->label,
+			 (now_ms() - first->started) / 1000);
 	else
 		snprintf(buf, size, _("%s %s… (+%zu more)"), spin[app->spinner % 4], first->label, n - 1);
 	return 1;

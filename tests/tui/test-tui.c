@@ -360,3 +360,16 @@ Test(tui, german_strings)
 	free(po);
 	free(env_dir);
 }
+
+Test(tui, monochrome_terminal)
+{
+	const char *env[] = { "TERM=xterm-mono", NULL };
+	struct tui *t = open_tui(NULL, env);
+
+	cr_assert_eq(tui_wait_text(t, "q quit", WAIT), 0);
+	tui_send(t, "?");
+	cr_assert_eq(tui_wait_text(t, "In the panes", WAIT), 0);
+	tui_send(t, "q");
+	cr_assert_eq(tui_wait_gone(t, "In the panes", WAIT), 0);
+	quit(t);
+}
