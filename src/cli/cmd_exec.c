@@ -34,38 +34,44 @@ static int exec_run(struct sb_cli *cli, int argc, char **argv)
 	char *env[MAX_ENV + 1] = { NULL }, *end;
 	int opt, rc, json = 0, n_env = 0;
 
-	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
+	/* 0: full re-initialisation; '+': options stop at the first other word.
+	 * Options go before or after the name; the command follows "--" (or is the
+	 * first word after the name that is no option). */
 	optind = 0;
-	/* '+': options end at the name; the command's own options follow "--" */
-	while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
-		switch (opt) {
-		case 'C':
-			opts.cwd = optarg;
-			break;
-		case 'e':
-			if (n_env == MAX_ENV)
-				return sb_cli_usage_error(NULL, &sb_cmd_exec, _("too many --env"));
-			env[n_env++] = optarg;
-			break;
-		case 't': {
-			double s = strtod(optarg, &end);
-			if (*end || s <= 0 || s > 86400)
-				return sb_cli_usage_error(NULL, &sb_cmd_exec, _("invalid timeout '%s' (seconds)"), optarg);
-			opts.timeout_ms = (int)(s * 1000);
-			break;
+	const char *name = NULL;
+	for (;;) {
+		while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+			switch (opt) {
+			case 'C':
+				opts.cwd = optarg;
+				break;
+			case 'e':
+				if (n_env == MAX_ENV)
+					return sb_cli_usage_error(NULL, &sb_cmd_exec, _("too many --env"));
+				env[n_env++] = optarg;
+				break;
+			case 't': {
+				double s = strtod(optarg, &end);
+				if (*end || s <= 0 || s > 86400)
+					return sb_cli_usage_error(NULL, &sb_cmd_exec, _("invalid timeout '%s' (seconds)"), optarg);
+				opts.timeout_ms = (int)(s * 1000);
+				break;
+			}
+			case 'j':
+				json = 1;
+				break;
+			default:
+				return sb_cli_usage_error(NULL, &sb_cmd_exec, _("invalid option"));
+			}
 		}
-		case 'j':
-			json = 1;
+		if (name || optind >= argc || !strcmp(argv[optind - 1], "--"))
 			break;
-		default:
-			return sb_cli_usage_error(NULL, &sb_cmd_exec, _("invalid option"));
-		}
+		name = argv[optind++];
 	}
-	if (optind >= argc)
+	if (!name && optind < argc)
+		name = argv[optind++];
+	if (!name)
 		return sb_cli_usage_error(NULL, &sb_cmd_exec, _("expected a sandbox name"));
-	const char *name = argv[optind++];
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
 	if (optind >= argc)
 		return sb_cli_usage_error(NULL, &sb_cmd_exec, _("expected a command after the name"));
 	opts.argv = argv + optind;

@@ -57,8 +57,6 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 			return sb_cli_usage_error(NULL, &sb_cmd_run, _("invalid option"));
 		}
 	}
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
 	if (!spec.image || optind >= argc)
 		return sb_cli_usage_error(NULL, &sb_cmd_run, _("expected --image REF and a command"));
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))

@@ -62,7 +62,7 @@ Test(sandbox, exec_output_and_exit_codes)
 	cr_assert(strstr(r.err, "err"));
 	tu_run_free(&r);
 
-	r = SB("exec", "--json", "box", "--", "sh", "-c", "pwd; echo e >&2; exit 7");
+	r = SB("exec", "box", "--json", "--", "sh", "-c", "pwd; echo e >&2; exit 7");
 	cr_assert_eq(r.status, 7);
 	json_t *doc = json_loads(r.out, 0, NULL);
 	cr_assert_not_null(doc, "%s", r.out);
@@ -81,6 +81,10 @@ Test(sandbox, exec_output_and_exit_codes)
 	r = SB("exec", "nosuch", "--", "true");
 	cr_assert_eq(r.status, 125);
 	cr_assert(strstr(r.err, "no sandbox named 'nosuch'"), "%s", r.err);
+	tu_run_free(&r);
+	/* without "--": the command starts at the first word after the name that is no option */
+	r = SB("exec", "box", "sh", "-c", "exit 5");
+	cr_assert_eq(r.status, 5, "%s", r.err);
 	tu_run_free(&r);
 	r = SB("exec", "box", "--", "/no/such/program");
 	cr_assert_neq(r.status, 0);
