@@ -350,11 +350,17 @@ int ui_jobs_describe(struct ui_app *app, char *buf, size_t size)
 
 void ui_jobs_abandon(struct ui_app *app)
 {
-	/* on quit: the operations finish on their own; nobody waits for the result */
+	/* on quit: operations the user started (and the reaper) finish on their
+	 * own, nobody waits for their result; quiet probes are simply ended */
 	while (app->jobs) {
 		struct ui_job *job = app->jobs;
 		app->jobs = job->next;
 		close(job->fd);
+		if (!job->label[0]) {
+			kill(job->pid, SIGTERM);
+			while (waitpid(job->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
 		sb_proc_keep(job->pid, 0);
 		if (job->free_arg)
 			job->free_arg(job->arg);

@@ -301,9 +301,12 @@ int tui_finish(struct tui *t, int timeout_ms)
 		pid_t r = waitpid(t->pid, &status, WNOHANG);
 		if (r == t->pid)
 			break;
-		if (now_ms() >= end && !killed) {
-			kill(t->pid, SIGKILL);
-			killed = 1;
+		/* past the deadline: asked to end (it restores the terminal and ends
+		 * its probes), then killed if it does not within 5 s */
+		if (now_ms() >= end && killed < 2) {
+			kill(t->pid, killed ? SIGKILL : SIGTERM);
+			killed++;
+			end = now_ms() + 5000;
 		}
 		pump(t, 20);   /* keep the pty drained so the program can finish writing */
 	}

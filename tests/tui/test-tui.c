@@ -17,6 +17,7 @@
 #define WAIT 30000   /* deadline of one screen condition (runsc on 2 busy cores) */
 
 static char *root_dir;
+static struct tui *running;   /* ended by the teardown when a test failed half-way */
 static char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
 
 static void setup(void)
@@ -37,6 +38,9 @@ static void setup(void)
 static void teardown(void)
 {
 	struct sb_root *root;
+
+	if (running)
+		tui_finish(running, 0);
 	struct sb_sandbox_info *list;
 	size_t n;
 
@@ -88,6 +92,7 @@ static struct tui *open_tui(const char *extra, const char *const *env)
 	struct tui *t = tui_start(40, 120, argv, env);
 
 	cr_assert_not_null(t);
+	running = t;
 	cr_assert_eq(tui_wait_text(t, "Sandboxes", WAIT), 0, "the workbench did not draw");
 	return t;
 }
@@ -95,6 +100,7 @@ static struct tui *open_tui(const char *extra, const char *const *env)
 static void quit(struct tui *t)
 {
 	tui_send(t, "q");
+	running = NULL;
 	cr_assert_eq(tui_finish(t, WAIT), 0);
 }
 
@@ -329,6 +335,7 @@ Test(tui, readonly_refuses_changes)
 	const char *argv_extra = "--readonly";
 	const char *argv[] = { "--root", root_dir, "tui", argv_extra, NULL };
 	struct tui *t = tui_start(40, 120, argv, NULL);
+	running = t;
 	char *state;
 
 	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
@@ -353,6 +360,7 @@ Test(tui, german_strings)
 	const char *env[] = { env_dir, "LANGUAGE=de", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", NULL };
 	const char *argv[] = { "--root", root_dir, NULL };
 	struct tui *t = tui_start(40, 120, argv, env);
+	running = t;
 	cr_assert_eq(tui_wait_text(t, "Abbilder", WAIT), 0, "the Images pane in German");
 	cr_assert_eq(tui_wait_text(t, "Ereignisse", WAIT), 0, "the event log in German");
 	quit(t);
