@@ -306,16 +306,18 @@ Test(term, a_flood_of_lines_is_fast)
 	char line[32];
 	struct timespec a, b;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	for (int i = 1; i <= 100000; i++) {
 		int n = snprintf(line, sizeof(line), "%d\r\n", i);
 		ui_term_feed(t, line, (size_t)n);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	cr_assert_str_eq(row(t, 29), "100000");
 	cr_assert_eq(ui_term_scrollback_lines(t), 2000);
-	/* whole-width scrolls rotate rows: well under 10 us a line even unoptimised under ASan */
+	/* whole-width scrolls rotate rows: a few us of CPU a line, even under ASan
+	 * (the screen layer of libvterm took ~15 us optimised) */
 	double us = ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3) / 100000;
 	cr_assert_lt(us, 25.0, "%.1f us per line", us);
+	cr_log_info("%.2f us of CPU per line", us);
 	ui_term_free(t);
 }
