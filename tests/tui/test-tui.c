@@ -18,6 +18,7 @@
 
 static char *root_dir;
 static struct tui *running;   /* ended by the teardown when a test failed half-way */
+static char *registry_stop;   /* the command that stops a test's registry */
 static char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
 
 static void setup(void)
@@ -41,6 +42,11 @@ static void teardown(void)
 
 	if (running)
 		tui_finish(running, 0);
+	if (registry_stop) {
+		tu_sh("%s", registry_stop);
+		free(registry_stop);
+		registry_stop = NULL;
+	}
 	struct sb_sandbox_info *list;
 	size_t n;
 
@@ -380,4 +386,47 @@ Test(tui, monochrome_terminal)
 	tui_send(t, "q");
 	cr_assert_eq(tui_wait_gone(t, "In the panes", WAIT), 0);
 	quit(t);
+}
+
+Test(tui, pull_remove_and_prune_images)
+{
+	char *work = tu_tempdir("tuireg"), *images = sb_path_join(work, "images"), *regdir = sb_path_join(work, "registry");
+	char *mk = tu_srcpath("tests/fixtures/make-images.sh"), *reg = tu_srcpath("tests/fixtures/registry.sh");
+	char *port, ref[128], keys[160];
+
+	cr_assert_eq(tu_sh("sh %s %s >/dev/null", mk, images), 0);
+	port = tu_sh_out("%s start %s", reg, regdir);
+	registry_stop = sb_strdupf("%s stop %s", reg, regdir);
+	cr_assert(port && atoi(port) > 0, "docker-registry did not start");
+	cr_assert_eq(tu_sh("%s push %s %s/busybox:latest tui/busybox:1", reg, regdir, images), 0);
+	snprintf(ref, sizeof(ref), "127.0.0.1:%d/tui/busybox:1", atoi(port));
+
+	struct tui *t = open_tui(NULL, NULL);
+	tui_send(t, "2");
+	cr_assert_eq(tui_wait_text(t, "[2 Images (1)]", WAIT), 0);
+	snprintf(keys, sizeof(keys), "p%s\r", ref);
+	tui_send(t, keys);
+	cr_assert_eq(tui_wait_text(t, "[2 Images (2)]", 60000), 0, "pulled");
+	cr_assert_eq(tui_wait_row(t, ref, "-", WAIT), 0, "listed, used by nobody");
+	cr_assert_eq(tui_wait_text(t, "pulled 127.0.0.1:", WAIT), 0, "the event log says so");
+	/* it sorts first: remove it (asks first) */
+	tui_send(t, "g");
+	tui_send(t, "d");
+	cr_assert_eq(tui_wait_text(t, "Remove image 127.0.0.1:", WAIT), 0);
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_text(t, "[2 Images (1)]", WAIT), 0);
+	tui_send(t, "P");
+	cr_assert_eq(tui_wait_text(t, "prune:", WAIT), 0);
+	quit(t);
+
+	tu_sh("%s", registry_stop);
+	free(registry_stop);
+	registry_stop = NULL;
+	tu_remove(work);
+	free(work);
+	free(images);
+	free(regdir);
+	free(mk);
+	free(reg);
+	free(port);
 }
