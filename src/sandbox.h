@@ -102,6 +102,8 @@ enum sb_remove_flags {
 int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, struct sb_error *err);
 /* Marks activity now (resets the idle countdown). */
 int sb_sandbox_touch(struct sb_root *root, const char *name, struct sb_error *err);
+/* Lengthens a temporary sandbox's idle timeout by seconds and touches it. */
+int sb_sandbox_extend(struct sb_root *root, const char *name, long long seconds, struct sb_error *err);
 
 /* All sandboxes, sorted by name. Records that cannot be read are listed in
  * state broken with the cause as reason. */

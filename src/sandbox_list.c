@@ -180,6 +180,24 @@ int sb_sandbox_touch(struct sb_root *root, const char *name, struct sb_error *er
 	return rc;
 }
 
+int sb_sandbox_extend(struct sb_root *root, const char *name, long long seconds, struct sb_error *err)
+{
+	struct sb_box b;
+	int rc = sb_box_open(&b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
+
+	if (rc == 0 && b.rec.kind != SB_KIND_TEMPORARY)
+		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is permanent: it never expires"), name);
+	if (rc == 0 && seconds <= 0)
+		rc = sb_error_set(err, SB_ERR_INVALID, _("cannot extend sandbox '%s' by %lld seconds"), name, seconds);
+	if (rc == 0) {
+		b.rec.idle_timeout += seconds;
+		if ((rc = sb_record_save(root, &b.rec, err)) == 0)
+			rc = sb_box_touch(&b, err);
+	}
+	sb_box_close(&b);
+	return rc;
+}
+
 static unsigned long long json_u64(json_t *obj, const char *path1, const char *path2)
 {
 	json_t *v = json_object_get(json_object_get(obj, path1), path2);

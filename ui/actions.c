@@ -59,23 +59,8 @@ static int job_expire(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, s
 
 static int job_extend(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
 {
-	struct sb_record rec;
-	int rc;
-
 	(void)ctx;
-	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
-		return rc;
-	if ((rc = sb_record_load(&rec, root, ((struct op *)arg)->name, err)) == 0) {
-		if (rec.kind != SB_KIND_TEMPORARY)
-			rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is permanent: it never expires"), rec.name);
-		else {
-			rec.idle_timeout += EXTEND_SECONDS;
-			rc = sb_record_save(root, &rec, err);
-		}
-		sb_record_clear(&rec);
-	}
-	sb_root_unlock(root);
-	return rc == 0 ? sb_sandbox_touch(root, ((struct op *)arg)->name, err) : rc;
+	return sb_sandbox_extend(root, ((struct op *)arg)->name, EXTEND_SECONDS, err);
 }
 
 static void start_job(struct ui_app *app, ui_job_fn fn, const char *name, const char *label, const char *done_msg)
