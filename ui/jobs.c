@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "i18n.h"
+#include "theme.h"
 #include "proc.h"
 #include "progress.h"
 #include "ui.h"
@@ -339,12 +340,14 @@ int ui_jobs_describe(struct ui_app *app, char *buf, size_t size)
 	if (!n)
 		return 0;
 	if (n == 1 && first->progress[0])
-		snprintf(buf, size, "%s %s… %s", spin[app->spinner % 4], first->label, first->progress);
+		snprintf(buf, size, "%s %s%s %s", spin[app->spinner % 4], first->label, ui_theme_glyphs()->ellipsis,
+			 first->progress);
 	else if (n == 1)
-		snprintf(buf, size, "%s %s… %llds", spin[app->spinner % 4], first->label,
+		snprintf(buf, size, "%s %s%s %llds", spin[app->spinner % 4], first->label, ui_theme_glyphs()->ellipsis,
 			 (now_ms() - first->started) / 1000);
 	else
-		snprintf(buf, size, _("%s %s… (+%zu more)"), spin[app->spinner % 4], first->label, n - 1);
+		snprintf(buf, size, _("%s %s%s (+%zu more)"), spin[app->spinner % 4], first->label,
+			 ui_theme_glyphs()->ellipsis, n - 1);
 	return 1;
 }
 

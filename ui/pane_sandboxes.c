@@ -258,7 +258,7 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 		if (!wd[c])
 			continue;
 		snprintf(buf, sizeof(buf), "%s%s", _(columns[c].header),
-			 app->sort_col == (enum ui_sb_column)c ? (app->sort_reverse ? "▼" : "▲") : "");
+			 app->sort_col == (enum ui_sb_column)c ? (app->sort_reverse ? ui_theme_glyphs()->sort_down : ui_theme_glyphs()->sort_up) : "");
 		ui_draw_text(w, 1, x, wd[c], buf, ui_theme_attr(UI_ROLE_COLUMNS), columns[c].align);
 		x += wd[c] + 1;
 	}

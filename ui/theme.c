@@ -1,7 +1,9 @@
 /* The colour table (see theme.h). */
 #include "config.h"
 
+#include <langinfo.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "theme.h"
 
@@ -58,4 +60,12 @@ attr_t ui_theme_attr(enum ui_role role)
 		if (roles[i].role == role)
 			return color ? (roles[i].color_attrs | (attr_t)COLOR_PAIR(pairs[role])) : roles[i].mono_attrs;
 	return A_NORMAL;
+}
+
+static const struct ui_glyphs glyphs_utf8 = { "\u25b2", "\u25bc", "\u2026" };
+static const struct ui_glyphs glyphs_ascii = { "^", "v", "..." };
+
+const struct ui_glyphs *ui_theme_glyphs(void)
+{
+	return strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? &glyphs_utf8 : &glyphs_ascii;
 }
