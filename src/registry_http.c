@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "fs.h"
+#include "curl_dl.h"
 #include "i18n.h"
 #include "log.h"
 #include "registry_client.h"
@@ -158,11 +159,13 @@ static int load_ca_blob(struct sb_registry_client *c, const char *ca_file, struc
 int sb_registry_client_new(struct sb_registry_client **out, struct sb_root *root, const char *registry,
 			   const char *repository, const struct sb_registry_opts *opts, struct sb_error *err)
 {
-	struct sb_registry_client *c = calloc(1, sizeof(*c));
+	struct sb_registry_client *c;
 	int rc;
 
 	*out = NULL;
-	if (!c)
+	if ((rc = sb_curl_load(err)) < 0)
+		return rc;
+	if (!(c = calloc(1, sizeof(*c))))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	c->insecure = opts->insecure;
 	c->registry = strdup(registry);

@@ -1,0 +1,148 @@
+#include "config.h"
+
+/* the type-checking macros would rename the definitions below */
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "curl_dl.h"
+#include "i18n.h"
+
+#define LIBCURL_SONAME "libcurl.so.4"
+
+static struct {
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	char *(*easy_escape)(CURL *, const char *, int);
+	void (*free)(void *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} api;
+
+static const struct {
+	const char *symbol;
+	void **slot;
+} symbols[] = {
+	{ "curl_easy_init", (void **)&api.easy_init },
+	{ "curl_easy_setopt", (void **)&api.easy_setopt },
+	{ "curl_easy_perform", (void **)&api.easy_perform },
+	{ "curl_easy_getinfo", (void **)&api.easy_getinfo },
+	{ "curl_easy_cleanup", (void **)&api.easy_cleanup },
+	{ "curl_easy_strerror", (void **)&api.easy_strerror },
+	{ "curl_easy_escape", (void **)&api.easy_escape },
+	{ "curl_free", (void **)&api.free },
+	{ "curl_slist_append", (void **)&api.slist_append },
+	{ "curl_slist_free_all", (void **)&api.slist_free_all },
+};
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+static int loaded;
+
+static void load(void)
+{
+	void *lib = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		snprintf(load_error, sizeof(load_error), "%s", dlerror());
+		return;
+	}
+	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		if (!(*symbols[i].slot = dlsym(lib, symbols[i].symbol))) {
+			snprintf(load_error, sizeof(load_error), "%s", dlerror());
+			return;
+		}
+	}
+	loaded = 1;
+}
+
+int sb_curl_load(struct sb_error *err)
+{
+	pthread_once(&load_once, load);
+	if (!loaded)
+		return sb_error_set(err, SB_ERR_PREREQ, _("cannot load libcurl (%s): apt-get install libcurl4"), load_error);
+	return 0;
+}
+
+CURL *curl_easy_init(void)
+{
+	return sb_curl_load(NULL) == 0 ? api.easy_init() : NULL;
+}
+
+/* The value's type follows from the option's number range (curl.h's
+ * CURLOPTTYPE_*), as libcurl itself reads it. */
+CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
+{
+	va_list ap;
+	CURLcode rc;
+
+	va_start(ap, option);
+	if (option < CURLOPTTYPE_OBJECTPOINT)
+		rc = api.easy_setopt(curl, option, va_arg(ap, long));
+	else if (option < CURLOPTTYPE_FUNCTIONPOINT)
+		rc = api.easy_setopt(curl, option, va_arg(ap, void *));
+	else if (option < CURLOPTTYPE_OFF_T)
+		rc = api.easy_setopt(curl, option, va_arg(ap, void (*)(void)));
+	else if (option < CURLOPTTYPE_BLOB)
+		rc = api.easy_setopt(curl, option, va_arg(ap, curl_off_t));
+	else
+		rc = api.easy_setopt(curl, option, va_arg(ap, void *));
+	va_end(ap);
+	return rc;
+}
+
+CURLcode curl_easy_perform(CURL *curl)
+{
+	return api.easy_perform(curl);
+}
+
+/* every CURLINFO_* takes one pointer */
+CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
+{
+	va_list ap;
+	CURLcode rc;
+
+	va_start(ap, info);
+	rc = api.easy_getinfo(curl, info, va_arg(ap, void *));
+	va_end(ap);
+	return rc;
+}
+
+void curl_easy_cleanup(CURL *curl)
+{
+	if (loaded)
+		api.easy_cleanup(curl);
+}
+
+const char *curl_easy_strerror(CURLcode code)
+{
+	return loaded ? api.easy_strerror(code) : load_error;
+}
+
+char *curl_easy_escape(CURL *curl, const char *s, int length)
+{
+	return api.easy_escape(curl, s, length);
+}
+
+void curl_free(void *p)
+{
+	if (loaded)
+		api.free(p);
+}
+
+struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
+{
+	return sb_curl_load(NULL) == 0 ? api.slist_append(list, s) : NULL;
+}
+
+void curl_slist_free_all(struct curl_slist *list)
+{
+	if (loaded)
+		api.slist_free_all(list);
+}
