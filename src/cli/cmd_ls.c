@@ -2,30 +2,72 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "cli_sandbox.h"
 #include "i18n.h"
 #include "sandbox.h"
 
+enum ls_column { COL_NAME, COL_STATE, COL_KIND, COL_IDLE, COL_EXPIRES, COL_NET, COL_IMAGE, COL_OWNER, COL_COUNT };
+
+static const char *const headers[COL_COUNT] = {
+	N_("NAME"), N_("STATE"), N_("KIND"), N_("IDLE"), N_("EXPIRES"), N_("NET"), N_("IMAGE"), N_("OWNER"),
+};
+
+#define CELL_MAX 256
+
+static void row_cells(char cells[COL_COUNT][CELL_MAX], const struct sb_sandbox_info *s)
+{
+	snprintf(cells[COL_NAME], CELL_MAX, "%s", s->rec.name);
+	snprintf(cells[COL_STATE], CELL_MAX, "%s", sb_sandbox_state_name(s->rec.state));
+	snprintf(cells[COL_KIND], CELL_MAX, "%s", sb_sandbox_kind_name(s->rec.kind));
+	sb_cli_format_duration(cells[COL_IDLE], CELL_MAX, s->idle_seconds);
+	sb_cli_format_duration(cells[COL_EXPIRES], CELL_MAX, s->expires_in);
+	snprintf(cells[COL_NET], CELL_MAX, "%s", sb_cli_onoff(s->rec.network));
+	sb_cli_short_image(cells[COL_IMAGE], CELL_MAX, s->rec.image_ref, s->rec.image_digest);
+	snprintf(cells[COL_OWNER], CELL_MAX, "%s", s->rec.owner ? s->rec.owner : "");
+}
+
+/* Terminal columns of UTF-8 text (translated headings), one per code point. */
+static int text_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void print_row(char cells[COL_COUNT][CELL_MAX], const int width[COL_COUNT])
+{
+	for (int c = 0; c < COL_COUNT; c++) {
+		if (c == COL_COUNT - 1)
+			printf("%s\n", cells[c]);
+		else
+			printf("%s%*s", cells[c], width[c] - text_width(cells[c]) + 2, "");
+	}
+}
+
+/* Columns as wide as their widest cell, as docker ps prints them. */
 static void print_table(const struct sb_sandbox_info *list, size_t n)
 {
-	printf("%-20s %-8s %-9s %-6s %-8s %-4s %-24s %s\n", _("NAME"), _("STATE"), _("KIND"), _("IDLE"), _("EXPIRES"),
-	       _("NET"), _("IMAGE"), _("OWNER"));
-	for (size_t i = 0; i < n; i++) {
-		const struct sb_sandbox_info *s = &list[i];
-		char idle[32], expires[32], image[25];
-		sb_cli_format_duration(idle, sizeof(idle), s->idle_seconds);
-		if (s->expires_in < 0)
-			snprintf(expires, sizeof(expires), "-");
-		else
-			sb_cli_format_duration(expires, sizeof(expires), s->expires_in);
-		/* the reference when there is one, else the short digest */
-		snprintf(image, sizeof(image), "%s", s->rec.image_ref[0] ? s->rec.image_ref : s->rec.image_digest);
-		printf("%-20s %-8s %-9s %-6s %-8s %-4s %-24s %s\n", s->rec.name, sb_sandbox_state_name(s->rec.state),
-		       sb_sandbox_kind_name(s->rec.kind), idle, expires, sb_cli_onoff(s->rec.network), image,
-		       s->rec.owner ? s->rec.owner : "");
-	}
+	char (*cells)[COL_COUNT][CELL_MAX] = calloc(n + 1, sizeof(*cells));
+	int width[COL_COUNT] = { 0 };
+
+	if (!cells)
+		return;
+	for (int c = 0; c < COL_COUNT; c++)
+		snprintf(cells[0][c], CELL_MAX, "%s", _(headers[c]));
+	for (size_t i = 0; i < n; i++)
+		row_cells(cells[i + 1], &list[i]);
+	for (size_t i = 0; i <= n; i++)
+		for (int c = 0; c < COL_COUNT; c++)
+			if (text_width(cells[i][c]) > width[c])
+				width[c] = text_width(cells[i][c]);
+	for (size_t i = 0; i <= n; i++)
+		print_row(cells[i], width);
+	free(cells);
 }
 
 static int ls_run(struct sb_cli *cli, int argc, char **argv)

@@ -1,30 +1,13 @@
 #include "config.h"
 
-#include <getopt.h>
-#include <stdio.h>
-
 #include "cli.h"
+#include "cli_sandbox.h"
 #include "i18n.h"
 #include "sandbox.h"
 
 static int restore_run(struct sb_cli *cli, int argc, char **argv)
 {
-	static const struct option options[] = { { NULL, 0, NULL, 0 } };
-	struct sb_root *root;
-	struct sb_error err;
-	int opt, rc;
-
-	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
-		return sb_cli_usage_error(NULL, &sb_cmd_restore, _("invalid option"));
-	if (optind + 1 != argc)
-		return sb_cli_usage_error(NULL, &sb_cmd_restore, _("expected one sandbox name"));
-	if ((rc = sb_cli_root(&root, cli)) != 0)
-		return rc;
-	if (sb_sandbox_restore(root, argv[optind], &err) < 0)
-		return sb_cli_fail(&err);
-	return SB_EXIT_OK;
+	return sb_cli_run_on_sandbox(cli, &sb_cmd_restore, argc, argv, sb_sandbox_restore);
 }
 
 const struct sb_cli_command sb_cmd_restore = {
