@@ -24,7 +24,7 @@ static int hint(WINDOW *w, int x, int width, const struct ui_app *app, enum ui_a
 	if (x + ui_text_width(keys) + 2 >= width)
 		return width;
 	x = ui_draw_put(w, 0, x, width - x, keys, ui_theme_attr(UI_ROLE_KEY));
-	snprintf(buf, sizeof(buf), " %s  ", info->name);
+	snprintf(buf, sizeof(buf), " %s  ", _(info->name));
 	return ui_draw_put(w, 0, x, width - x, buf, ui_theme_attr(UI_ROLE_STATUS));
 }
 
