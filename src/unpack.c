@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "gunzip.h"
 #include "i18n.h"
 #include "log.h"
 #include "pathset.h"
@@ -42,8 +43,9 @@ static const struct compression {
 	unsigned char magic[6];
 	size_t len;
 	int (*enable)(struct archive *);  /* NULL: recognised but refused */
+	int own_thread;                   /* inflated by gunzip.h beside the extraction */
 } compressions[] = {
-	{ "gzip", { 0x1f, 0x8b }, 2, archive_read_support_filter_gzip },
+	{ "gzip", { 0x1f, 0x8b }, 2, archive_read_support_filter_gzip, 1 },
 	{ "zstd", { 0x28, 0xb5, 0x2f, 0xfd }, 4, archive_read_support_filter_zstd },
 	{ "bzip2", { 'B', 'Z', 'h' }, 3, NULL },
 	{ "xz", { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, NULL },
@@ -60,6 +62,8 @@ struct unpacker {
 	int root_fd;
 	const char *layer;
 	struct archive *in, *out;
+	struct sb_gunzip *gunzip;       /* gzip layers: the inflating thread */
+	int tar_fd;                     /* ... and the plain tar it produces */
 	struct sb_pathset *written;
 	unsigned long long max_bytes, max_entries, bytes, entries;
 	const struct sb_progress *progress;
@@ -92,7 +96,8 @@ static void progress_tick(struct unpacker *u, int final)
 
 	if (!u->progress || !u->progress->fn)
 		return;
-	done = final ? u->ev.total : (unsigned long long)archive_filter_bytes(u->in, -1);
+	done = final ? u->ev.total
+		     : u->gunzip ? sb_gunzip_consumed(u->gunzip) : (unsigned long long)archive_filter_bytes(u->in, -1);
 	now = now_ms();
 	if (!final && (done - u->last_done < PROGRESS_MIN_BYTES || now - u->last_ms < PROGRESS_MIN_MS))
 		return;
@@ -503,9 +508,18 @@ static int open_layer(struct unpacker *u, int fd)
 	u->in = archive_read_new();
 	if (!u->in)
 		return nomem(u);
-	if ((c && c->enable(u->in) != ARCHIVE_OK) || archive_read_support_format_tar(u->in) != ARCHIVE_OK)
-		return sb_error_set(u->err, SB_ERR_PREREQ, _("libarchive cannot read %s tar archives: %s"),
-				    c ? c->name : "plain", archive_error_string(u->in));
+	if (c && c->own_thread) {
+		int rc = sb_gunzip_start(&u->gunzip, &u->tar_fd, fd, u->layer, u->err);
+		if (rc < 0)
+			return rc;
+		fd = u->tar_fd;
+	} else if (c && c->enable(u->in) != ARCHIVE_OK) {
+		return sb_error_set(u->err, SB_ERR_PREREQ, _("libarchive cannot read %s tar archives: %s"), c->name,
+				    archive_error_string(u->in));
+	}
+	if (archive_read_support_format_tar(u->in) != ARCHIVE_OK)
+		return sb_error_set(u->err, SB_ERR_PREREQ, _("libarchive cannot read tar archives: %s"),
+				    archive_error_string(u->in));
 	if (archive_read_open_fd(u->in, fd, READ_BLOCK) != ARCHIVE_OK)
 		return sb_error_set(u->err, SB_ERR_FORMAT, _("layer '%s' is not a %s tar archive: %s"), u->layer,
 				    c ? c->name : "plain", archive_error_string(u->in));
@@ -548,6 +562,7 @@ int sb_unpack_layer(int root_fd, const char *layer_path, const struct sb_unpack_
 	if (!u)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	u->root_fd = root_fd;
+	u->tar_fd = -1;
 	u->layer = layer_path;
 	u->err = err;
 	u->progress = progress;
@@ -596,6 +611,11 @@ out:
 	if (cwd >= 0)
 		close(cwd);
 	archive_read_free(u->in);
+	if (u->tar_fd >= 0)
+		close(u->tar_fd); /* stops the inflating thread if the extraction gave up */
+	struct sb_error gz;
+	if (sb_gunzip_finish(u->gunzip, &gz) < 0 && (rc == 0 || rc == SB_ERR_FORMAT))
+		rc = sb_error_set(err, gz.code, "%s", gz.msg); /* more precise than "corrupt tar" */
 	if (fd >= 0)
 		close(fd);
 	sb_pathset_free(u->written);

@@ -418,6 +418,37 @@ Test(unpack, truncated_archive_is_format_error)
 	free(l);
 }
 
+Test(unpack, corrupt_gzip_names_the_inflate_error)
+{
+	char *l = LAYER("c.gz", "gzip", { .name = "a", .zeros = 300000 }, { .name = "b", .data = "b" });
+	struct stat st;
+
+	cr_assert_eq(stat(l, &st), 0);
+	/* overwrite the middle of the deflate stream: inflate (in its thread) fails */
+	cr_assert_eq(tu_sh("printf 'XXXXXXXXXXXXXXXX' | dd of=%s bs=1 seek=%lld conv=notrunc status=none", l,
+			   (long long)st.st_size / 2), 0);
+	unpack_fails(l, SB_ERR_FORMAT, "cannot be decompressed");
+	free(l);
+}
+
+Test(unpack, limit_stops_a_gzip_layer_mid_stream)
+{
+	struct ent ents[400];
+	char names[400][16];
+	struct sb_unpack_limits lim = { .max_entries = 20 };
+	struct sb_error err = { 0 };
+
+	/* enough data that the inflating thread is still writing when the extraction stops */
+	for (int i = 0; i < 400; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		ents[i] = (struct ent){ .name = names[i], .zeros = 20000 };
+	}
+	char *l = mklayer("many-gz", "gzip", ents, 400);
+	cr_assert_eq(unpack(l, &lim, &err), SB_ERR_LIMIT, "%s", err.msg);
+	cr_assert(!rexists("f20"));
+	free(l);
+}
+
 Test(unpack, garbage_is_format_error)
 {
 	char *l = sb_strdupf("%s/layers/garbage", base);
