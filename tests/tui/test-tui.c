@@ -430,3 +430,46 @@ Test(tui, pull_remove_and_prune_images)
 	free(reg);
 	free(port);
 }
+
+/* The README's first command: the workbench on an empty root builds the
+ * default image (Debian with python3 from the mirror, else busybox) and ends
+ * with a running sandbox "default" that runs code. */
+static char *first_dir;
+
+static void first_teardown(void)
+{
+	struct sb_root *root;
+
+	if (running)
+		tui_finish(running, 0);
+	running = NULL;
+	if (first_dir && sb_root_open(&root, first_dir, NULL) == 0) {
+		sb_sandbox_remove(root, "default", SB_REMOVE_FORCE, NULL);
+		sb_root_close(root);
+	}
+	tu_remove(first_dir);
+	free(first_dir);
+}
+
+TestSuite(first_start, .fini = first_teardown, .timeout = 900);
+
+Test(first_start, empty_root_ends_with_the_default_sandbox_running)
+{
+	first_dir = tu_tempdir("first-start");
+	cr_assert_not_null(first_dir);
+	const char *argv[] = { "--root", first_dir, NULL };
+	struct tui *t = tui_start(40, 120, argv, NULL);
+
+	cr_assert_not_null(t);
+	running = t;
+	/* mmdebstrap from the mirror takes a minute or two */
+	cr_assert_eq(tui_wait_row(t, "default ", "running", 600000), 0, "no running default sandbox:\n%s",
+		     tui_screen(t));
+	struct tu_run r = tu_sandbench(first_dir, NULL, "exec", "default", "--", "sh", "-c",
+				       "if command -v python3 >/dev/null; then python3 -c 'print(6*7)'; else echo 42; fi",
+				       NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "42\n");
+	tu_run_free(&r);
+	quit(t);
+}
