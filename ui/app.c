@@ -28,7 +28,7 @@
 #define RELOAD_MS 2000          /* look for changes (from the CLI, agents, the reaper) */
 #define REAP_MS 30000           /* run the reaper while open */
 #define TICK_MS 1000            /* countdowns */
-#define STATS_MS 3000           /* live memory of the selected sandbox */
+#define STATS_MS 3000           /* live memory of the running sandboxes */
 #define FRAME_MS 16             /* at most this often while shells stream output */
 
 static int sig_pipe[2] = { -1, -1 };
@@ -652,6 +652,7 @@ static int loop(struct ui_app *app)
 		}
 		if (now >= next_stats) {
 			ui_sandboxes_stats(app);
+			ui_sandboxes_memuse(app);
 			next_stats = now + STATS_MS;
 		}
 		if (next_reap >= 0 && now >= next_reap) {

@@ -78,7 +78,18 @@ void ui_format_image(char *buf, size_t size, const char *ref, const char *digest
 		snprintf(buf, size, "%s", short_ref);
 }
 
-static void cell_text(const struct sb_sandbox_info *s, enum ui_sb_column c, char *buf, size_t size)
+/* Memory in use where runsc reported it (running sandboxes at the top of the
+ * list), else the limit, else 0. */
+static unsigned long long memory_shown(const struct ui_app *app, const struct sb_sandbox_info *s)
+{
+	for (size_t i = 0; s->rec.state == SB_STATE_RUNNING && i < app->n_memuse; i++)
+		if (!strcmp(app->memuse[i].name, s->rec.name))
+			return app->memuse[i].used;
+	return s->rec.memory;
+}
+
+static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s, enum ui_sb_column c, char *buf,
+		      size_t size)
 {
 	switch (c) {
 	case UI_COL_NAME:
@@ -109,8 +120,8 @@ static void cell_text(const struct sb_sandbox_info *s, enum ui_sb_column c, char
 		snprintf(buf, size, "%s", s->rec.owner ? s->rec.owner : "");
 		break;
 	case UI_COL_MEMORY:
-		if (s->rec.memory)
-			ui_format_size(buf, size, s->rec.memory);
+		if (memory_shown(app, s))
+			ui_format_size(buf, size, memory_shown(app, s));
 		else
 			snprintf(buf, size, "-");
 		break;
@@ -143,14 +154,14 @@ static int compare(const void *pa, const void *pb)
 		r = cmp_ll(a->expires_in < 0 ? (1LL << 62) : a->expires_in, b->expires_in < 0 ? (1LL << 62) : b->expires_in);
 		break;
 	case UI_COL_MEMORY:
-		r = cmp_ll((long long)a->rec.memory, (long long)b->rec.memory);
+		r = cmp_ll((long long)memory_shown(sort_app, a), (long long)memory_shown(sort_app, b));
 		break;
 	case UI_COL_STATE:
 		r = cmp_ll(a->rec.state, b->rec.state);
 		break;
 	default:
-		cell_text(a, sort_app->sort_col, ta, sizeof(ta));
-		cell_text(b, sort_app->sort_col, tb, sizeof(tb));
+		cell_text(sort_app, a, sort_app->sort_col, ta, sizeof(ta));
+		cell_text(sort_app, b, sort_app->sort_col, tb, sizeof(tb));
 		r = strcmp(ta, tb);
 		break;
 	}
@@ -282,7 +293,7 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 			if (!wd[c])
 				continue;
 			attr_t a = base;
-			cell_text(s, c, buf, sizeof(buf));
+			cell_text(app, s, c, buf, sizeof(buf));
 			if (!sel && c == UI_COL_STATE)
 				a = ui_theme_attr(state_role(s->rec.state));
 			else if (!sel && c == UI_COL_NET && s->rec.network)
@@ -453,6 +464,67 @@ void ui_sandboxes_stats(struct ui_app *app)
 	if (strcmp(app->stats_name, a->name) != 0)
 		app->stats_text[0] = '\0';   /* not another sandbox's numbers meanwhile */
 	app->stats_busy = ui_job_start(app, "", job_stats, a, stats_done, free) == 0;
+}
+
+/* ---- memory in use of the running sandboxes at the top of the list ---- */
+
+/* arg: the names, one per line; the result: "name=bytes name=bytes ..." */
+static int job_memuse(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	char out[1024] = "";
+	size_t len = 0;
+
+	(void)err;
+	for (char *name = strtok(arg, "\n"); name; name = strtok(NULL, "\n")) {
+		struct sb_sandbox_stats st;
+		struct sb_error ignored;
+		if (sb_sandbox_stats(&st, root, name, &ignored) == 0 && len < sizeof(out))
+			len += (size_t)snprintf(out + len, sizeof(out) - len, "%s=%llu ", name, st.memory_usage);
+	}
+	ui_job_result(ctx, "%s", out);
+	return 0;
+}
+
+static void memuse_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	(void)arg;
+	app->memuse_busy = 0;
+	app->n_memuse = 0;
+	for (const char *p = rc == 0 ? message : ""; *p && app->n_memuse < UI_MEMUSE_MAX;) {
+		struct ui_memuse *m = &app->memuse[app->n_memuse];
+		size_t n = strcspn(p, "=");
+		if (!p[n] || n > SB_SANDBOX_NAME_MAX)
+			break;
+		memcpy(m->name, p, n);
+		m->name[n] = '\0';
+		m->used = strtoull(p + n + 1, NULL, 10);
+		app->n_memuse++;
+		p += n + 1 + strcspn(p + n + 1, " ");
+		p += *p == ' ';
+	}
+	app->dirty = 1;
+}
+
+void ui_sandboxes_memuse(struct ui_app *app)
+{
+	size_t cap = UI_MEMUSE_MAX * (SB_SANDBOX_NAME_MAX + 2) + 1, len = 0, n = 0;
+	char *names;
+
+	if (app->memuse_busy || app->pane != UI_PANE_SANDBOXES || app->focus_shell >= 0 || !(names = malloc(cap)))
+		return;
+	for (size_t i = 0; i < app->n_order && n < UI_MEMUSE_MAX; i++) {
+		const struct sb_sandbox_info *s = &app->sbx[app->order[i]];
+		if (s->rec.state != SB_STATE_RUNNING)
+			continue;
+		len += (size_t)snprintf(names + len, cap - len, "%s\n", s->rec.name);
+		n++;
+	}
+	if (n == 0) {
+		app->n_memuse = 0;
+		free(names);
+		return;
+	}
+	app->memuse_busy = ui_job_start(app, "", job_memuse, names, memuse_done, free) == 0;
 }
 
 /* ---- the filter line ---- */

@@ -57,6 +57,10 @@ struct ui_job;
 
 enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT };
 
+/* Running sandboxes whose memory use the list shows: one runsc call each per
+ * refresh, so only as many as a screen shows. */
+#define UI_MEMUSE_MAX 24
+
 struct ui_app {
 	struct ui_options opts;
 	struct sb_root *root;
@@ -104,6 +108,13 @@ struct ui_app {
 	char stats_name[SB_SANDBOX_NAME_MAX + 1];
 	char stats_text[128];
 	int stats_busy;
+	/* memory in use of the first running sandboxes of the list (MEM column) */
+	struct ui_memuse {
+		char name[SB_SANDBOX_NAME_MAX + 1];
+		unsigned long long used;
+	} memuse[UI_MEMUSE_MAX];
+	size_t n_memuse;
+	int memuse_busy;
 
 	/* images (pane_images.c keeps its own list) */
 	void *images;
@@ -130,6 +141,8 @@ int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page);
 void ui_sandboxes_rebuild(struct ui_app *app, const char *keep);
 /* Fetches the live memory use of the selected sandbox when it runs (a quiet job). */
 void ui_sandboxes_stats(struct ui_app *app);
+/* Refreshes the memory in use of the first UI_MEMUSE_MAX running sandboxes. */
+void ui_sandboxes_memuse(struct ui_app *app);
 const char *ui_sb_column_name(enum ui_sb_column c);
 void ui_format_duration(char *buf, size_t size, long long seconds);
 void ui_format_size(char *buf, size_t size, unsigned long long bytes);

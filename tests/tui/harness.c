@@ -191,7 +191,8 @@ static int lacks_text(struct tui *t, const char *a, const char *b)
 	return strstr(tui_screen(t), a) == NULL;
 }
 
-static int row_has(struct tui *t, const char *anchor, const char *text)
+/* Some row holds anchor, and holds text (has) or not (!has). */
+static int row_where(struct tui *t, const char *anchor, const char *text, int has)
 {
 	const char *s = tui_screen(t);
 
@@ -199,13 +200,23 @@ static int row_has(struct tui *t, const char *anchor, const char *text)
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		char *row = strndup(line, len);
-		int ok = row && strstr(row, anchor) && strstr(row, text);
+		int ok = row && strstr(row, anchor) && !strstr(row, text) == !has;
 		free(row);
 		if (ok)
 			return 1;
 		line += len + (nl ? 1 : 0);
 	}
 	return 0;
+}
+
+static int row_has(struct tui *t, const char *anchor, const char *text)
+{
+	return row_where(t, anchor, text, 1);
+}
+
+static int row_lacks(struct tui *t, const char *anchor, const char *text)
+{
+	return row_where(t, anchor, text, 0);
 }
 
 static int line_starts(struct tui *t, const char *prefix, const char *unused)
@@ -256,6 +267,11 @@ int tui_wait_text(struct tui *t, const char *text, int timeout_ms)
 int tui_wait_gone(struct tui *t, const char *text, int timeout_ms)
 {
 	return wait_for(t, lacks_text, text, NULL, timeout_ms);
+}
+
+int tui_wait_row_lacks(struct tui *t, const char *anchor, const char *text, int timeout_ms)
+{
+	return wait_for(t, row_lacks, anchor, text, timeout_ms);
 }
 
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms)

@@ -17,6 +17,8 @@ int tui_wait_text(struct tui *t, const char *text, int timeout_ms);
 int tui_wait_gone(struct tui *t, const char *text, int timeout_ms);
 /* Waits until the row holding `anchor` also holds `text`. */
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms);
+/* Waits until a row holds `anchor` but not `text`. */
+int tui_wait_row_lacks(struct tui *t, const char *anchor, const char *text, int timeout_ms);
 /* Waits until some row starts with prefix (leading blanks ignored). */
 int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
 /* Waits until the first row holding `upper` is above the first holding `lower`. */
