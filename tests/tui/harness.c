@@ -191,16 +191,20 @@ static int lacks_text(struct tui *t, const char *a, const char *b)
 	return strstr(tui_screen(t), a) == NULL;
 }
 
-/* Some row holds anchor, and holds text (has) or not (!has). */
+/* Some row holds anchor ("^text": starts with text, leading blanks aside),
+ * and holds text (has) or not (!has). */
 static int row_where(struct tui *t, const char *anchor, const char *text, int has)
 {
 	const char *s = tui_screen(t);
+	int at_start = anchor[0] == '^';
+	const char *a = anchor + at_start;
 
 	for (const char *line = s; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		char *row = strndup(line, len);
-		int ok = row && strstr(row, anchor) && !strstr(row, text) == !has;
+		int anchored = row && (at_start ? !strncmp(row + strspn(row, " "), a, strlen(a)) : strstr(row, a) != NULL);
+		int ok = anchored && !strstr(row, text) == !has;
 		free(row);
 		if (ok)
 			return 1;

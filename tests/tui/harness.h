@@ -15,9 +15,10 @@ struct tui *tui_start(int rows, int cols, const char *const *argv, const char *c
 int tui_wait_text(struct tui *t, const char *text, int timeout_ms);
 /* Waits until text is gone from the screen. */
 int tui_wait_gone(struct tui *t, const char *text, int timeout_ms);
-/* Waits until the row holding `anchor` also holds `text`. */
+/* Waits until the row holding `anchor` also holds `text`; an anchor "^name"
+ * means a row that starts with name (leading blanks aside). */
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms);
-/* Waits until a row holds `anchor` but not `text`. */
+/* Waits until a row holds `anchor` (as above) but not `text`. */
 int tui_wait_row_lacks(struct tui *t, const char *anchor, const char *text, int timeout_ms);
 /* Waits until some row starts with prefix (leading blanks ignored). */
 int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
