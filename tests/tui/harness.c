@@ -162,8 +162,8 @@ int tui_find_row(struct tui *t, const char *text)
 	return row;
 }
 
-static int wait_for(struct tui *t, int (*cond)(struct tui *, const char *, const char *), const char *a,
-		    const char *b, int timeout_ms)
+int tui_wait_cond(struct tui *t, int (*cond)(struct tui *, const char *, const char *), const char *a,
+		  const char *b, int timeout_ms)
 {
 	long long end = now_ms() + timeout_ms;
 
@@ -191,9 +191,8 @@ static int lacks_text(struct tui *t, const char *a, const char *b)
 	return strstr(tui_screen(t), a) == NULL;
 }
 
-/* Some row holds anchor ("^text": starts with text, leading blanks aside),
- * and holds text (has) or not (!has). */
-static int row_where(struct tui *t, const char *anchor, const char *text, int has)
+/* Some row holds anchor ("^text": starts with text, leading blanks aside) and text. */
+static int row_has(struct tui *t, const char *anchor, const char *text)
 {
 	const char *s = tui_screen(t);
 	int at_start = anchor[0] == '^';
@@ -204,23 +203,13 @@ static int row_where(struct tui *t, const char *anchor, const char *text, int ha
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		char *row = strndup(line, len);
 		int anchored = row && (at_start ? !strncmp(row + strspn(row, " "), a, strlen(a)) : strstr(row, a) != NULL);
-		int ok = anchored && !strstr(row, text) == !has;
+		int ok = anchored && strstr(row, text);
 		free(row);
 		if (ok)
 			return 1;
 		line += len + (nl ? 1 : 0);
 	}
 	return 0;
-}
-
-static int row_has(struct tui *t, const char *anchor, const char *text)
-{
-	return row_where(t, anchor, text, 1);
-}
-
-static int row_lacks(struct tui *t, const char *anchor, const char *text)
-{
-	return row_where(t, anchor, text, 0);
 }
 
 static int line_starts(struct tui *t, const char *prefix, const char *unused)
@@ -243,7 +232,7 @@ static int line_starts(struct tui *t, const char *prefix, const char *unused)
 
 int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms)
 {
-	return wait_for(t, line_starts, prefix, NULL, timeout_ms);
+	return tui_wait_cond(t, line_starts, prefix, NULL, timeout_ms);
 }
 
 static int is_above(struct tui *t, const char *upper, const char *lower)
@@ -255,7 +244,7 @@ static int is_above(struct tui *t, const char *upper, const char *lower)
 
 int tui_wait_above(struct tui *t, const char *upper, const char *lower, int timeout_ms)
 {
-	return wait_for(t, is_above, upper, lower, timeout_ms);
+	return tui_wait_cond(t, is_above, upper, lower, timeout_ms);
 }
 
 pid_t tui_pid(const struct tui *t)
@@ -265,22 +254,17 @@ pid_t tui_pid(const struct tui *t)
 
 int tui_wait_text(struct tui *t, const char *text, int timeout_ms)
 {
-	return wait_for(t, has_text, text, NULL, timeout_ms);
+	return tui_wait_cond(t, has_text, text, NULL, timeout_ms);
 }
 
 int tui_wait_gone(struct tui *t, const char *text, int timeout_ms)
 {
-	return wait_for(t, lacks_text, text, NULL, timeout_ms);
-}
-
-int tui_wait_row_lacks(struct tui *t, const char *anchor, const char *text, int timeout_ms)
-{
-	return wait_for(t, row_lacks, anchor, text, timeout_ms);
+	return tui_wait_cond(t, lacks_text, text, NULL, timeout_ms);
 }
 
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms)
 {
-	return wait_for(t, row_has, anchor, text, timeout_ms);
+	return tui_wait_cond(t, row_has, anchor, text, timeout_ms);
 }
 
 void tui_send(struct tui *t, const char *keys)

@@ -18,8 +18,9 @@ int tui_wait_gone(struct tui *t, const char *text, int timeout_ms);
 /* Waits until the row holding `anchor` also holds `text`; an anchor "^name"
  * means a row that starts with name (leading blanks aside). */
 int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeout_ms);
-/* Waits until a row holds `anchor` (as above) but not `text`. */
-int tui_wait_row_lacks(struct tui *t, const char *anchor, const char *text, int timeout_ms);
+/* Waits until cond(t, a, b) holds (it reads the screen with tui_screen). */
+int tui_wait_cond(struct tui *t, int (*cond)(struct tui *, const char *, const char *), const char *a,
+		  const char *b, int timeout_ms);
 /* Waits until some row starts with prefix (leading blanks ignored). */
 int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
 /* Waits until the first row holding `upper` is above the first holding `lower`. */
