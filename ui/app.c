@@ -305,8 +305,10 @@ static void draw_title(struct ui_app *app)
 		running += app->sbx[i].rec.state == SB_STATE_RUNNING;
 	werase(w);
 	ui_draw_text(w, 0, 0, getmaxx(w), "", ui_theme_attr(UI_ROLE_TITLEBAR), UI_LEFT);
-	snprintf(buf, sizeof(buf), _(" sandbench  %s  %zu sandboxes, %zu running "), sb_root_path(app->root), app->n_sbx,
-		 running);
+	snprintf(buf, sizeof(buf),
+		 ngettext(" sandbench  %s  %zu sandbox, %zu running ", " sandbench  %s  %zu sandboxes, %zu running ",
+			  app->n_sbx),
+		 sb_root_path(app->root), app->n_sbx, running);
 	x = ui_draw_put(w, 0, 0, getmaxx(w), buf, ui_theme_attr(UI_ROLE_TITLEBAR) | A_BOLD);
 	if (app->n_shells) {
 		char keys[32];

@@ -123,12 +123,13 @@ void sb_cli_print_json(json_t *doc)
 
 void sb_cli_format_size(char *buf, size_t size, unsigned long long bytes)
 {
-	static const char *const units[] = { "B", "kB", "MB", "GB", "TB" };
+	/* binary units: what --memory 512m means, and what the workbench shows */
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double v = (double)bytes;
 	size_t u = 0;
 
-	while (v >= 1000 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1000;
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
 		u++;
 	}
 	snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);

@@ -52,7 +52,7 @@ int sb_cli_usage_error(const char *group, const struct sb_cli_command *cmd, cons
 	__attribute__((format(printf, 3, 4)));
 /* Prints a JSON document on stdout (and steals the reference). */
 void sb_cli_print_json(json_t *doc);
-/* "1.2 MB" style sizes and "3m" style durations for listings. */
+/* "1.2 MiB" style sizes and "3m" style durations for listings. */
 void sb_cli_format_size(char *buf, size_t size, unsigned long long bytes);
 void sb_cli_format_duration(char *buf, size_t size, long long seconds);
 

@@ -43,8 +43,16 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 	for (size_t i = 0; i < s->rec.n_mounts; i++)
 		printf("%-14s %s -> %s (%s)\n", i ? "" : _("mounts:"), s->rec.mounts[i].host, s->rec.mounts[i].path,
 		       sb_mount_mode_name(s->rec.mounts[i].mode));
-	sb_cli_format_size(a, sizeof(a), s->rec.memory);
-	printf("%-14s %s %s, %.2f %s\n", _("limits:"), s->rec.memory ? a : _("no"), _("memory"), s->rec.cpus, _("cpus"));
+	char cpus[32];
+	if (s->rec.memory)
+		sb_cli_format_size(a, sizeof(a), s->rec.memory);
+	else
+		snprintf(a, sizeof(a), "%s", _("unlimited"));
+	if (s->rec.cpus > 0)
+		snprintf(cpus, sizeof(cpus), "%.2f", s->rec.cpus);
+	else
+		snprintf(cpus, sizeof(cpus), "%s", _("unlimited"));
+	printf("%-14s %s %s, %s %s\n", _("limits:"), _("memory"), a, _("cpus"), cpus);
 	if (st) {
 		sb_cli_format_size(a, sizeof(a), st->memory_usage);
 		printf("%-14s %s\n", _("memory used:"), a);
