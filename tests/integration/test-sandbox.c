@@ -53,6 +53,14 @@ static char *sandbox_path(const char *name, const char *rel)
 	return s;
 }
 
+
+static int file_exists(void *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
 Test(sandbox, exec_output_and_exit_codes)
 {
 	create_ok("box", NULL, NULL);
@@ -249,6 +257,7 @@ static const char *now_env(long long t, char *buf, size_t size)
 	return buf;
 }
 
+
 Test(sandbox, reap_expires_idle_temporary_ones)
 {
 	char env_now[64], env_later[64];
@@ -280,10 +289,7 @@ Test(sandbox, reap_expires_idle_temporary_ones)
 	}
 	sb_proc_keep(pid, 1);
 	char *running = sb_strdupf("%s/sandboxes/busy/workspace/running", f.dir);
-	struct stat st;
-	for (int i = 0; i < 4000 && stat(running, &st) != 0; i++)
-		usleep(5000);
-	cr_assert_eq(stat(running, &st), 0, "the long command started");
+	cr_assert(tu_wait_for(file_exists, running, 20000), "the long command started");
 
 	r = tu_sandbench(f.dir, later, "reap", "--dry-run", "--json", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -408,10 +414,7 @@ Test(sandbox, kill_during_create_then_force_remove)
 		_exit(127);
 	}
 	sb_proc_keep(pid, 1); /* ours to wait for: the subreaper must leave it alone */
-	struct stat st;
-	for (int i = 0; i < 2000 && stat(mark, &st) != 0; i++)
-		usleep(5000);
-	cr_assert_eq(stat(mark, &st), 0, "create reached runsc");
+	cr_assert(tu_wait_for(file_exists, mark, 10000), "create reached runsc");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 
@@ -423,7 +426,7 @@ Test(sandbox, kill_during_create_then_force_remove)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
 	char *dir = sandbox_path("half", "");
-	cr_assert_neq(stat(dir, &st), 0);
+	cr_assert_not(file_exists(dir), "the directory is gone");
 	cr_assert_not(sbf_mounted_below(dir));
 	cr_assert_not(sbf_runsc_has(&f, id));
 	cr_assert_not(sbf_cgroup_exists(id));
@@ -660,10 +663,7 @@ Test(sandbox, run_rm_cleans_up_on_ctrl_c)
 	}
 	sb_proc_keep(pid, 1);
 	char *started = sb_strdupf("%s/exchange/started", f.dir);
-	struct stat st;
-	for (int i = 0; i < 4000 && stat(started, &st) != 0; i++)
-		usleep(5000);
-	cr_assert_eq(stat(started, &st), 0, "the command ran");
+	cr_assert(tu_wait_for(file_exists, started, 20000), "the command ran");
 	kill(pid, SIGINT);
 	int status;
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
