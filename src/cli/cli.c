@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,6 +112,32 @@ int sb_cli_root(struct sb_root **out, struct sb_cli *cli)
 	if (!cli->root && sb_root_open(&cli->root, cli->root_path, &err) < 0)
 		return sb_cli_fail(&err);
 	*out = cli->root;
+	return 0;
+}
+
+int sb_cli_parse_json(int *json, const char *group, const struct sb_cli_command *cmd, int argc, char **argv,
+		      const char *operand_error)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	int opt;
+
+	*json = 0;
+	/* 0, not 1: resets glibc getopt, so options may follow operands */
+	optind = 0;
+	opterr = 0; /* one error line, ours */
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt != 'j')
+			return sb_cli_usage_error(group, cmd, _("invalid option '%s'"), argv[optind - 1]);
+		*json = 1;
+	}
+	if (!operand_error && optind < argc)
+		return sb_cli_usage_error(group, cmd, _("unexpected argument '%s'"), argv[optind]);
+	if (operand_error && optind + 1 != argc)
+		return sb_cli_usage_error(group, cmd, "%s", operand_error);
 	return 0;
 }
 

@@ -50,6 +50,12 @@ int sb_cli_exit_code(int code);
 /* One-line usage error for cmd; returns SB_EXIT_USAGE. */
 int sb_cli_usage_error(const char *group, const struct sb_cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Parses the arguments of a command whose only option is --json. With
+ * operand_error NULL it takes no operand; otherwise exactly one (argv[optind]),
+ * and operand_error is the message when that is not what it got. Returns 0, or
+ * the exit status of the usage error it printed. */
+int sb_cli_parse_json(int *json, const char *group, const struct sb_cli_command *cmd, int argc, char **argv,
+		      const char *operand_error);
 /* Prints a JSON document on stdout (and steals the reference). */
 void sb_cli_print_json(json_t *doc);
 /* "1.2 MiB" style sizes and "3m" style durations for listings. */

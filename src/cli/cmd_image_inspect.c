@@ -43,24 +43,14 @@ static void print_info(const struct sb_image_info *im)
 
 static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sb_image_info info;
 	struct sb_root *root;
 	struct sb_error err;
-	int opt, json = 0, rc;
+	int json = 0, rc;
 
-	optind = 0; /* 0, not 1: resets glibc getopt, so options may follow operands */
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == 'j')
-			json = 1;
-		else
-			return sb_cli_usage_error("image", &sb_cmd_image_inspect, _("invalid option"));
-	}
-	if (optind != argc - 1)
-		return sb_cli_usage_error("image", &sb_cmd_image_inspect, _("expected one image reference or digest"));
+	if ((rc = sb_cli_parse_json(&json, "image", &sb_cmd_image_inspect, argc, argv,
+				     _("expected one image reference or digest"))) != 0)
+		return rc;
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return rc;
 	if (sb_image_inspect(&info, root, argv[optind], &err) < 0)

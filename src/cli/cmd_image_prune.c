@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -10,25 +9,14 @@
 
 static int prune_run(struct sb_cli *cli, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sb_image_prune_report rep;
 	struct sb_root *root;
 	struct sb_error err;
 	char freed[32];
-	int opt, json = 0, rc;
+	int json = 0, rc;
 
-	optind = 0; /* 0, not 1: resets glibc getopt, so options may follow operands */
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == 'j')
-			json = 1;
-		else
-			return sb_cli_usage_error("image", &sb_cmd_image_prune, _("invalid option"));
-	}
-	if (optind < argc)
-		return sb_cli_usage_error("image", &sb_cmd_image_prune, _("unexpected argument '%s'"), argv[optind]);
+	if ((rc = sb_cli_parse_json(&json, "image", &sb_cmd_image_prune, argc, argv, NULL)) != 0)
+		return rc;
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return rc;
 	if (sb_image_prune(&rep, root, &err) < 0)

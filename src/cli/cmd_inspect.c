@@ -67,25 +67,14 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 
 static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sb_sandbox_info info;
 	struct sb_sandbox_stats stats;
 	struct sb_root *root;
 	struct sb_error err;
-	int opt, rc, json = 0, have_stats;
+	int rc, json = 0, have_stats;
 
-	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt != 'j')
-			return sb_cli_usage_error(NULL, &sb_cmd_inspect, _("invalid option"));
-		json = 1;
-	}
-	if (optind + 1 != argc)
-		return sb_cli_usage_error(NULL, &sb_cmd_inspect, _("expected one sandbox name"));
+	if ((rc = sb_cli_parse_json(&json, NULL, &sb_cmd_inspect, argc, argv, _("expected one sandbox name"))) != 0)
+		return rc;
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return rc;
 	if (sb_sandbox_inspect(&info, root, argv[optind], &err) < 0)

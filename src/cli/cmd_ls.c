@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -72,25 +71,14 @@ static void print_table(const struct sb_sandbox_info *list, size_t n)
 
 static int ls_run(struct sb_cli *cli, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sb_sandbox_info *list;
 	struct sb_root *root;
 	struct sb_error err;
 	size_t n;
-	int opt, rc, json = 0;
+	int rc, json = 0;
 
-	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt != 'j')
-			return sb_cli_usage_error(NULL, &sb_cmd_ls, _("invalid option"));
-		json = 1;
-	}
-	if (optind < argc)
-		return sb_cli_usage_error(NULL, &sb_cmd_ls, _("unexpected argument '%s'"), argv[optind]);
+	if ((rc = sb_cli_parse_json(&json, NULL, &sb_cmd_ls, argc, argv, NULL)) != 0)
+		return rc;
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return rc;
 	if (sb_sandbox_list(&list, &n, root, &err) < 0)
