@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 struct capture {
 	int fd;
 	char *buf;
-	size_t len, max;
+	size_t len, cap, max;
 };
 
 static long long now_ms(void)
@@ -121,6 +122,8 @@ void sb_proc_reap_orphans(void)
 	}
 }
 
+/* Grows the buffer as output arrives: most programs print little, and a
+ * large buffer touched up front would make every later fork copy it. */
 static void capture_read(struct capture *c)
 {
 	char tmp[8192];
@@ -136,9 +139,23 @@ static void capture_read(struct capture *c)
 	size_t keep = (size_t)r;
 	if (c->len + keep > c->max)
 		keep = c->max - c->len;
+	if (c->len + keep + 1 > c->cap) {
+		size_t cap = c->cap * 2 > c->len + keep + 1 ? c->cap * 2 : c->len + keep + 1;
+		char *buf = realloc(c->buf, cap);
+		if (!buf)
+			return;
+		c->buf = buf;
+		c->cap = cap;
+	}
 	memcpy(c->buf + c->len, tmp, keep);
 	c->len += keep;
 	c->buf[c->len] = '\0';
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 static void child_exec(char *const argv[], const struct sb_proc_opts *o, int out_w, int err_w)
@@ -158,46 +175,83 @@ static void child_exec(char *const argv[], const struct sb_proc_opts *o, int out
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* The child of child_exec without a copy of this process: posix_spawn
+ * shares the address space until exec, which saves a fork's page-table copy
+ * on every runsc call. Returns 0 or an errno value. */
+static int spawn(pid_t *pid, char *const argv[], const struct sb_proc_opts *o, int out_w, int err_w)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	int rc;
+
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+		return rc;
+	if ((rc = posix_spawnattr_init(&attr)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigemptyset(&none);
+	rc = o->stdin_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, o->stdin_fd, 0)
+			      : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (rc == 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, o->stdout_fd >= 0 ? o->stdout_fd : out_w, 1);
+	if (rc == 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, o->stderr_fd >= 0 ? o->stderr_fd : err_w, 2);
+	if (rc == 0)
+		rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	if (rc == 0)
+		rc = posix_spawnattr_setpgroup(&attr, 0);
+	if (rc == 0)
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (rc == 0)
+		rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
 int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_proc_opts *opts,
 		struct sb_error *err)
 {
 	static const struct sb_proc_opts defaults = SB_PROC_OPTS_DEFAULT;
 	const struct sb_proc_opts *o = opts ? opts : &defaults;
 	size_t max = o->capture_max ? o->capture_max : 65536;
-	struct capture cap[2] = { { .fd = -1, .max = max }, { .fd = -1, .max = max } };
-	int pout[2], perr[2], status = 0;
-	pid_t pid;
+	struct capture cap[2] = { { .fd = -1, .cap = 1, .max = max }, { .fd = -1, .cap = 1, .max = max } };
+	int pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, status = 0, e = 0;
+	pid_t pid = -1;
 
 	memset(out, 0, sizeof(*out));
-	cap[0].buf = calloc(1, max + 1);
-	cap[1].buf = calloc(1, max + 1);
+	cap[0].buf = calloc(1, 1);
+	cap[1].buf = calloc(1, 1);
 	if (!cap[0].buf || !cap[1].buf) {
 		free(cap[0].buf);
 		free(cap[1].buf);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
-	if (pipe2(pout, O_CLOEXEC) < 0) {
-		free(cap[0].buf);
-		free(cap[1].buf);
-		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot run %s"), argv[0]);
+	if (pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
+		e = errno;
+	else if (o->pre_exec) {
+		if ((pid = fork()) == 0)
+			child_exec(argv, o, pout[1], perr[1]);
+		e = pid < 0 ? errno : 0;
+	} else {
+		e = spawn(&pid, argv, o, pout[1], perr[1]);
 	}
-	if (pipe2(perr, O_CLOEXEC) < 0) {
-		int e = errno;
-		close(pout[0]);
-		close(pout[1]);
-		free(cap[0].buf);
-		free(cap[1].buf);
-		return sb_error_errno(err, SB_ERR_IO, e, _("cannot run %s"), argv[0]);
+	close_fd(pout[1]);
+	close_fd(perr[1]);
+	if (e) {
+		close_fd(pout[0]);
+		close_fd(perr[0]);
 	}
-	pid = fork();
-	if (pid == 0)
-		child_exec(argv, o, pout[1], perr[1]);
-	close(pout[1]);
-	close(perr[1]);
-	if (pid < 0) {
-		int e = errno;
-		close(pout[0]);
-		close(perr[0]);
+	if (e == ENOENT) {
+		/* as from a shell (and the fork path): not found is status 127 */
+		out->status = 127;
+		out->out = cap[0].buf;
+		out->errout = cap[1].buf;
+		return 0;
+	}
+	if (e) {
 		free(cap[0].buf);
 		free(cap[1].buf);
 		return sb_error_errno(err, SB_ERR_IO, e, _("cannot run %s"), argv[0]);

@@ -229,6 +229,46 @@ Test(foundation, proc_captures_and_times_out)
 	close(p[1]);
 }
 
+static int mark_child(void *arg)
+{
+	return setenv("SB_PRE_EXEC", (const char *)arg, 1);
+}
+
+Test(foundation, proc_output_grows_to_its_cap_and_spawn_paths_agree)
+{
+	struct sb_proc_opts opts = SB_PROC_OPTS_DEFAULT;
+	struct sb_proc_result res;
+
+	/* 200 KiB of output arrive in many reads; the cap keeps the first 100 000 bytes */
+	char *big[] = { "/bin/sh", "-c", "head -c 204800 /dev/zero | tr '\\0' x", NULL };
+	opts.capture_max = 100000;
+	cr_assert_eq(sb_proc_run(&res, big, &opts, NULL), 0);
+	cr_assert_eq(res.out_len, 100000);
+	cr_assert_eq(strspn(res.out, "x"), 100000);
+	cr_assert_eq(res.errout[0], '\0');
+	sb_proc_result_clear(&res);
+
+	/* a missing program is status 127 with and without a pre-exec hook (fork path) */
+	char *missing[] = { "sb-no-such-program", NULL };
+	opts.capture_max = 0;
+	cr_assert_eq(sb_proc_run(&res, missing, &opts, NULL), 0);
+	cr_assert_eq(res.status, 127);
+	cr_assert_str_eq(res.out, "");
+	sb_proc_result_clear(&res);
+	opts.pre_exec = mark_child;
+	opts.pre_exec_arg = "hooked";
+	cr_assert_eq(sb_proc_run(&res, missing, &opts, NULL), 0);
+	cr_assert_eq(res.status, 127);
+	sb_proc_result_clear(&res);
+
+	/* the hook runs in the child only */
+	char *show[] = { "/bin/sh", "-c", "printf %s \"$SB_PRE_EXEC\"", NULL };
+	cr_assert_eq(sb_proc_run(&res, show, &opts, NULL), 0);
+	cr_assert_str_eq(res.out, "hooked");
+	cr_assert_null(getenv("SB_PRE_EXEC"));
+	sb_proc_result_clear(&res);
+}
+
 Test(foundation, cli_contract)
 {
 	struct tu_run r = tu_sandbench(dir, NULL, "--version", NULL);
