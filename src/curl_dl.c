@@ -3,14 +3,10 @@
 /* the type-checking macros would rename the definitions below */
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdarg.h>
 
 #include "curl_dl.h"
-#include "i18n.h"
-
-#define LIBCURL_SONAME "libcurl.so.4"
+#include "dynlib.h"
 
 static struct {
 	CURL *(*easy_init)(void);
@@ -25,10 +21,7 @@ static struct {
 	void (*slist_free_all)(struct curl_slist *);
 } api;
 
-static const struct {
-	const char *symbol;
-	void **slot;
-} symbols[] = {
+static const struct sb_dynlib_symbol symbols[] = {
 	{ "curl_easy_init", (void **)&api.easy_init },
 	{ "curl_easy_setopt", (void **)&api.easy_setopt },
 	{ "curl_easy_perform", (void **)&api.easy_perform },
@@ -41,33 +34,16 @@ static const struct {
 	{ "curl_slist_free_all", (void **)&api.slist_free_all },
 };
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_error[256];
-static int loaded;
-
-static void load(void)
-{
-	void *lib = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-
-	if (!lib) {
-		snprintf(load_error, sizeof(load_error), "%s", dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		if (!(*symbols[i].slot = dlsym(lib, symbols[i].symbol))) {
-			snprintf(load_error, sizeof(load_error), "%s", dlerror());
-			return;
-		}
-	}
-	loaded = 1;
-}
+static struct sb_dynlib lib = { "libcurl.so.4", "libcurl4", symbols, sizeof(symbols) / sizeof(symbols[0]), 0, "" };
 
 int sb_curl_load(struct sb_error *err)
 {
-	pthread_once(&load_once, load);
-	if (!loaded)
-		return sb_error_set(err, SB_ERR_PREREQ, _("cannot load libcurl (%s): apt-get install libcurl4"), load_error);
-	return 0;
+	return sb_dynlib_load(&lib, err);
+}
+
+static int loaded(void)
+{
+	return __atomic_load_n(&lib.state, __ATOMIC_ACQUIRE) == 1;
 }
 
 CURL *curl_easy_init(void)
@@ -116,13 +92,13 @@ CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 
 void curl_easy_cleanup(CURL *curl)
 {
-	if (loaded)
+	if (loaded())
 		api.easy_cleanup(curl);
 }
 
 const char *curl_easy_strerror(CURLcode code)
 {
-	return loaded ? api.easy_strerror(code) : load_error;
+	return loaded() ? api.easy_strerror(code) : lib.error;
 }
 
 char *curl_easy_escape(CURL *curl, const char *s, int length)
@@ -132,7 +108,7 @@ char *curl_easy_escape(CURL *curl, const char *s, int length)
 
 void curl_free(void *p)
 {
-	if (loaded)
+	if (loaded())
 		api.free(p);
 }
 
@@ -143,6 +119,6 @@ struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
 
 void curl_slist_free_all(struct curl_slist *list)
 {
-	if (loaded)
+	if (loaded())
 		api.slist_free_all(list);
 }

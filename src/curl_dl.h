@@ -1,7 +1,5 @@
-/* libcurl is loaded on first use, not at program start: linking it costs every
- * sandbench process ~5 ms of start-up (its dependencies and their
- * constructors), while only pulls need it. curl_dl.c defines the few curl_*
- * functions sandbench calls and forwards them to the library. */
+/* libcurl, loaded on first use (see dynlib.h): only pulls need it. curl_dl.c
+ * defines the few curl_* functions sandbench calls and forwards them. */
 #ifndef SB_CURL_DL_H
 #define SB_CURL_DL_H
 

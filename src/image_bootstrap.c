@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "fs.h"
 #include "i18n.h"
 #include "image_bootstrap.h"
@@ -231,10 +232,12 @@ static int build_busybox(const char *tar, const char *busybox, struct sb_error *
 	char *argv[] = { (char *)busybox, "--list-full", NULL };
 	struct sb_proc_opts opts = SB_PROC_OPTS_DEFAULT;
 	struct sb_proc_result res = { 0 };
-	struct archive *a = archive_write_new();
+	struct archive *a;
 	int rc;
 
-	if (!a)
+	if ((rc = sb_archive_load(err)) < 0)
+		return rc;
+	if (!(a = archive_write_new()))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	opts.capture_max = 1 << 20;
 	if ((rc = sb_proc_run(&res, argv, &opts, err)) < 0 ||

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "blob_store.h"
 #include "fs.h"
 #include "i18n.h"
@@ -319,6 +320,8 @@ int sb_image_source_open(struct sb_image_source **out, struct sb_root *root, con
 	int rc = 0;
 
 	*out = NULL;
+	if ((rc = sb_archive_load(err)) < 0)
+		return rc;
 	if (stat(path, &st) < 0)
 		return sb_error_errno(err, errno == ENOENT ? SB_ERR_NOTFOUND : SB_ERR_IO, errno, _("cannot open '%s'"),
 				      path);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "fs.h"
 #include "gunzip.h"
 #include "i18n.h"
@@ -559,6 +560,10 @@ int sb_unpack_layer(int root_fd, const char *layer_path, const struct sb_unpack_
 	int fd = -1, cwd = -1, rc;
 	struct stat st;
 
+	if ((rc = sb_archive_load(err)) < 0) {
+		free(u);
+		return rc;
+	}
 	if (!u)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	u->root_fd = root_fd;

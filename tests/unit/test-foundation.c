@@ -11,8 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
 #include "blob_store.h"
 #include "digest.h"
+#include "dynlib.h"
 #include "fs.h"
 #include "jsonfile.h"
 #include "proc.h"
@@ -267,6 +269,25 @@ Test(foundation, proc_output_grows_to_its_cap_and_spawn_paths_agree)
 	cr_assert_str_eq(res.out, "hooked");
 	cr_assert_null(getenv("SB_PRE_EXEC"));
 	sb_proc_result_clear(&res);
+}
+
+Test(foundation, lazy_library_missing_names_its_package)
+{
+	static void *slot;
+	static const struct sb_dynlib_symbol symbols[] = { { "sb_none", &slot } };
+	struct sb_dynlib missing = { "libsb-missing.so.0", "sb-missing-pkg", symbols, 1, 0, "" };
+	struct sb_dynlib wrong = { "libz.so.1", "zlib1g", symbols, 1, 0, "" };
+	struct sb_error err;
+
+	cr_assert_eq(sb_dynlib_load(&missing, &err), SB_ERR_PREREQ);
+	cr_assert(strstr(err.msg, "libsb-missing.so.0") && strstr(err.msg, "apt-get install sb-missing-pkg"), "%s", err.msg);
+	/* the outcome is kept: no second dlopen */
+	cr_assert_eq(sb_dynlib_load(&missing, NULL), SB_ERR_PREREQ);
+	/* a library without a symbol sandbench needs is refused as well */
+	cr_assert_eq(sb_dynlib_load(&wrong, &err), SB_ERR_PREREQ);
+	cr_assert(strstr(err.msg, "sb_none"), "%s", err.msg);
+	/* and the wrapped libraries load */
+	cr_assert_eq(sb_archive_load(&err), 0, "%s", err.msg);
 }
 
 Test(foundation, cli_contract)
