@@ -95,17 +95,17 @@ int sb_archive_load(struct sb_error *err)
 
 /* NULL (as for no memory) when the library is missing */
 #define CONSTRUCTOR_WRAPPER(ret, name)                                                                              \
-	ret name(void)                                                                                              \
+	SB_DYNLIB_FORWARDER ret name(void)                                                                          \
 	{                                                                                                           \
 		return sb_archive_load(NULL) == 0 ? api.name() : NULL;                                              \
 	}
 #define WRAPPER(ret, name, params, args)                                                                            \
-	ret name params                                                                                             \
+	SB_DYNLIB_FORWARDER ret name params                                                                         \
 	{                                                                                                           \
 		return api.name args;                                                                               \
 	}
 #define PROC_WRAPPER(name, params, args)                                                                            \
-	void name params                                                                                            \
+	SB_DYNLIB_FORWARDER void name params                                                                        \
 	{                                                                                                           \
 		api.name args;                                                                                      \
 	}

@@ -101,7 +101,10 @@ int sb_blob_writer_open(struct sb_blob_writer **out, struct sb_root *root, const
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	w->root = root;
 	w->fd = -1;
-	w->hash = sb_sha256_new();
+	if ((rc = sb_sha256_new(&w->hash, err)) < 0) {
+		free(w);
+		return rc;
+	}
 	if (expected) {
 		strcpy(w->expected, expected);
 		w->partial = sb_strdupf("%s/images/blobs/partial/%s", sb_root_path(root), sb_digest_hex(expected));
@@ -109,7 +112,7 @@ int sb_blob_writer_open(struct sb_blob_writer **out, struct sb_root *root, const
 		w->partial = sb_strdupf("%s/images/blobs/partial/new-%ld-%u", sb_root_path(root),
 					(long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 	}
-	if (!w->hash || !w->partial) {
+	if (!w->partial) {
 		sb_blob_writer_free(w);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
@@ -138,10 +141,11 @@ unsigned long long sb_blob_writer_offset(const struct sb_blob_writer *w)
 
 int sb_blob_writer_restart(struct sb_blob_writer *w, struct sb_error *err)
 {
-	struct sb_sha256 *h = sb_sha256_new();
+	struct sb_sha256 *h;
+	int rc = sb_sha256_new(&h, err);
 
-	if (!h)
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if (rc < 0)
+		return rc;
 	sb_sha256_free(w->hash);
 	w->hash = h;
 	w->offset = w->written = 0;
@@ -218,7 +222,8 @@ int sb_blob_put(char digest[SB_DIGEST_STR_LEN], struct sb_root *root, const void
 	struct sb_blob_writer *w;
 	int rc;
 
-	sb_sha256_buffer(digest, data, len);
+	if ((rc = sb_sha256_buffer(digest, data, len, err)) < 0)
+		return rc;
 	if (sb_blob_exists(root, digest))
 		return 0;
 	rc = sb_blob_writer_open(&w, root, NULL, err);
@@ -246,7 +251,11 @@ int sb_blob_get(char **out, size_t *len, const struct sb_root *root, const char 
 	free(path);
 	if (rc < 0)
 		return rc == SB_ERR_NOTFOUND ? sb_error_set(err, rc, _("blob %s is not in the store"), digest) : rc;
-	sb_sha256_buffer(actual, *out, n);
+	if ((rc = sb_sha256_buffer(actual, *out, n, err)) < 0) {
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
 	if (strcmp(actual, digest) != 0) {
 		free(*out);
 		*out = NULL;

@@ -46,14 +46,14 @@ static int loaded(void)
 	return __atomic_load_n(&lib.state, __ATOMIC_ACQUIRE) == 1;
 }
 
-CURL *curl_easy_init(void)
+SB_DYNLIB_FORWARDER CURL *curl_easy_init(void)
 {
 	return sb_curl_load(NULL) == 0 ? api.easy_init() : NULL;
 }
 
 /* The value's type follows from the option's number range (curl.h's
  * CURLOPTTYPE_*), as libcurl itself reads it. */
-CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
+SB_DYNLIB_FORWARDER CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 {
 	va_list ap;
 	CURLcode rc;
@@ -73,13 +73,13 @@ CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
 	return rc;
 }
 
-CURLcode curl_easy_perform(CURL *curl)
+SB_DYNLIB_FORWARDER CURLcode curl_easy_perform(CURL *curl)
 {
 	return api.easy_perform(curl);
 }
 
 /* every CURLINFO_* takes one pointer */
-CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
+SB_DYNLIB_FORWARDER CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 {
 	va_list ap;
 	CURLcode rc;
@@ -90,34 +90,34 @@ CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 	return rc;
 }
 
-void curl_easy_cleanup(CURL *curl)
+SB_DYNLIB_FORWARDER void curl_easy_cleanup(CURL *curl)
 {
 	if (loaded())
 		api.easy_cleanup(curl);
 }
 
-const char *curl_easy_strerror(CURLcode code)
+SB_DYNLIB_FORWARDER const char *curl_easy_strerror(CURLcode code)
 {
 	return loaded() ? api.easy_strerror(code) : lib.error;
 }
 
-char *curl_easy_escape(CURL *curl, const char *s, int length)
+SB_DYNLIB_FORWARDER char *curl_easy_escape(CURL *curl, const char *s, int length)
 {
 	return api.easy_escape(curl, s, length);
 }
 
-void curl_free(void *p)
+SB_DYNLIB_FORWARDER void curl_free(void *p)
 {
 	if (loaded())
 		api.free(p);
 }
 
-struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
+SB_DYNLIB_FORWARDER struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
 {
 	return sb_curl_load(NULL) == 0 ? api.slist_append(list, s) : NULL;
 }
 
-void curl_slist_free_all(struct curl_slist *list)
+SB_DYNLIB_FORWARDER void curl_slist_free_all(struct curl_slist *list)
 {
 	if (loaded())
 		api.slist_free_all(list);

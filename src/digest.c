@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crypto_dl.h"
 #include "digest.h"
 #include "i18n.h"
 
@@ -15,18 +16,23 @@ struct sb_sha256 {
 	EVP_MD_CTX *ctx;
 };
 
-struct sb_sha256 *sb_sha256_new(void)
+int sb_sha256_new(struct sb_sha256 **out, struct sb_error *err)
 {
-	struct sb_sha256 *h = calloc(1, sizeof(*h));
+	struct sb_sha256 *h;
+	int rc;
 
-	if (!h)
-		return NULL;
+	*out = NULL;
+	if ((rc = sb_crypto_load(err)) < 0)
+		return rc;
+	if (!(h = calloc(1, sizeof(*h))))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	h->ctx = EVP_MD_CTX_new();
 	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
 		sb_sha256_free(h);
-		return NULL;
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
-	return h;
+	*out = h;
+	return 0;
 }
 
 void sb_sha256_free(struct sb_sha256 *h)
@@ -63,13 +69,18 @@ void sb_sha256_final(char out[SB_DIGEST_STR_LEN], struct sb_sha256 *h)
 	to_digest(out, md);
 }
 
-void sb_sha256_buffer(char out[SB_DIGEST_STR_LEN], const void *data, size_t len)
+int sb_sha256_buffer(char out[SB_DIGEST_STR_LEN], const void *data, size_t len, struct sb_error *err)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
+	int rc;
 
-	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	if ((rc = sb_crypto_load(err)) < 0)
+		return rc;
+	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	to_digest(out, md);
+	return 0;
 }
 
 int sb_sha256_file(char out[SB_DIGEST_STR_LEN], const char *path, struct sb_error *err)
@@ -81,10 +92,10 @@ int sb_sha256_file(char out[SB_DIGEST_STR_LEN], const char *path, struct sb_erro
 
 	if (fd < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot read '%s'"), path);
-	h = sb_sha256_new();
-	if (!h) {
+	int rc = sb_sha256_new(&h, err);
+	if (rc < 0) {
 		close(fd);
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		return rc;
 	}
 	while ((r = read(fd, buf, sizeof(buf))) != 0) {
 		if (r < 0 && errno == EINTR)

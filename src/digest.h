@@ -12,13 +12,13 @@
 
 struct sb_sha256;
 
-struct sb_sha256 *sb_sha256_new(void);
+int sb_sha256_new(struct sb_sha256 **out, struct sb_error *err);
 void sb_sha256_free(struct sb_sha256 *h);
 void sb_sha256_update(struct sb_sha256 *h, const void *data, size_t len);
 /* Writes "sha256:<hex>" into out; the hasher may be updated no further. */
 void sb_sha256_final(char out[SB_DIGEST_STR_LEN], struct sb_sha256 *h);
 /* One-shot digest of a buffer. */
-void sb_sha256_buffer(char out[SB_DIGEST_STR_LEN], const void *data, size_t len);
+int sb_sha256_buffer(char out[SB_DIGEST_STR_LEN], const void *data, size_t len, struct sb_error *err);
 int sb_sha256_file(char out[SB_DIGEST_STR_LEN], const char *path, struct sb_error *err);
 
 /* True when s is "sha256:" followed by exactly 64 lowercase hex digits. */

@@ -11,6 +11,11 @@
 
 #include "error.h"
 
+/* On every forwarder: the program must not export it. A library linked at
+ * start (libssh2 links libcrypto, in the test programs) would otherwise call
+ * the forwarder instead of its own function, maybe before anything was loaded. */
+#define SB_DYNLIB_FORWARDER __attribute__((visibility("hidden")))
+
 struct sb_dynlib_symbol {
 	const char *name;
 	void **slot;

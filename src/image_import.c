@@ -66,12 +66,14 @@ static int diff_id(char out[SB_DIGEST_STR_LEN], struct sb_root *root, const char
 {
 	char *path = sb_blob_path(root, digest), *buf = malloc(1 << 16);
 	struct archive *a = archive_read_new();
-	struct sb_sha256 *h = sb_sha256_new();
+	struct sb_sha256 *h = NULL;
 	struct archive_entry *e;
 	la_ssize_t n = 0;
-	int rc = 0;
+	int rc = sb_sha256_new(&h, err);
 
-	if (!path || !buf || !a || !h) {
+	if (rc < 0)
+		goto out;
+	if (!path || !buf || !a) {
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}

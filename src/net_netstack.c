@@ -154,7 +154,8 @@ static int probe_prepare(struct probe *p, struct sb_root *root, struct sb_error 
 	char tag[7];
 	int rc;
 
-	sb_network_tag(tag, root);
+	if ((rc = sb_network_tag(tag, root, err)) < 0)
+		return rc;
 	snprintf(p->netns, sizeof(p->netns), "sb-%s=probe", tag);
 	snprintf(p->netns_path, sizeof(p->netns_path), "/run/netns/%s", p->netns);
 	p->dir = sb_root_file(root, "network/probe");

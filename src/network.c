@@ -40,14 +40,17 @@ struct net_ctx {
 	int lock_fd;
 };
 
-void sb_network_tag(char out[7], const struct sb_root *root)
+int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err)
 {
 	char digest[SB_DIGEST_STR_LEN];
 	const char *path = sb_root_path(root);
+	int rc = sb_sha256_buffer(digest, path, strlen(path), err);
 
-	sb_sha256_buffer(digest, path, strlen(path));
+	if (rc < 0)
+		return rc;
 	memcpy(out, sb_digest_hex(digest), 6);
 	out[6] = '\0';
+	return 0;
 }
 
 static int valid_ifname(const char *s)
@@ -94,7 +97,8 @@ static int ctx_init(struct net_ctx *c, struct sb_root *root, const struct sb_net
 	if ((rc = sb_subnet_parse(&c->subnet, subnet, err)) < 0)
 		return rc;
 	snprintf(c->bridge, sizeof(c->bridge), "%s", bridge);
-	sb_network_tag(c->tag, root);
+	if ((rc = sb_network_tag(c->tag, root, err)) < 0)
+		return rc;
 	snprintf(c->alias, sizeof(c->alias), "sandbench:%s", c->tag);
 	return 0;
 }

@@ -61,7 +61,7 @@ void sb_netinfo_clear(struct sb_netinfo *info);
  * when it has none. Needs no configuration: for listings. */
 int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err);
 /* The 6 hex digits that name this root's host objects (sha256 of its path). */
-void sb_network_tag(char out[7], const struct sb_root *root);
+int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err);
 
 /* The pre_exec hook (and its argument) for the runsc calls of a network-on
  * sandbox that set its network up (start, restore): the netstack workaround

@@ -93,7 +93,8 @@ static int fetch_manifest(struct sb_image_manifest *m, char digest[SB_DIGEST_STR
 				  c->registry, c->resp.status, p->canonical);
 		goto out;
 	}
-	sb_sha256_buffer(digest, buf.data ? buf.data : "", buf.len);
+	if ((rc = sb_sha256_buffer(digest, buf.data ? buf.data : "", buf.len, err)) < 0)
+		goto out;
 	header = c->resp.content_digest;
 	if (header && !strncmp(header, "sha256:", 7) && strcmp(header, digest) != 0) {
 		rc = sb_error_set(err, SB_ERR_DIGEST,

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
+#include "crypto_dl.h"
 #include "fs.h"
 #include "i18n.h"
 #include "registry_client.h"
@@ -137,25 +138,29 @@ void sb_registry_creds_clear(struct sb_registry_creds *c)
 }
 
 /* "Authorization: Basic base64(user:password)" */
-static char *basic_header(const struct sb_registry_creds *creds)
+static int basic_header(char **out, const struct sb_registry_creds *creds, struct sb_error *err)
 {
-	char *plain = sb_strdupf("%s:%s", creds->user, creds->password), *header = NULL;
+	char *plain;
 	size_t len;
 	unsigned char *b64;
+	int rc;
 
-	if (!plain)
-		return NULL;
+	*out = NULL;
+	if ((rc = sb_crypto_load(err)) < 0)
+		return rc;
+	if (!(plain = sb_strdupf("%s:%s", creds->user, creds->password)))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	len = strlen(plain);
 	b64 = malloc(4 * ((len + 2) / 3) + 1);
 	if (b64) {
 		EVP_EncodeBlock(b64, (const unsigned char *)plain, (int)len);
-		header = sb_strdupf("Authorization: Basic %s", (char *)b64);
+		*out = sb_strdupf("Authorization: Basic %s", (char *)b64);
 		explicit_bzero(b64, strlen((char *)b64));
 	}
 	explicit_bzero(plain, len);
 	free(plain);
 	free(b64);
-	return header;
+	return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }
 
 struct challenge {
@@ -235,8 +240,8 @@ static int fetch_token(struct sb_registry_client *c, const struct challenge *ch,
 {
 	struct sb_registry_buf buf = { .max = TOKEN_RESPONSE_MAX };
 	struct sb_registry_sink sink = { sb_registry_buf_write, &buf };
-	char *default_scope = sb_strdupf("repository:%s:pull", c->repository);
-	const char *scope = ch->scope ? ch->scope : default_scope;
+	char *default_scope = NULL;
+	const char *scope = ch->scope;
 	char *esc_service = NULL, *esc_scope = NULL, *url = NULL, *basic = NULL;
 	const char *token;
 	json_t *doc = NULL;
@@ -249,16 +254,18 @@ static int fetch_token(struct sb_registry_client *c, const struct challenge *ch,
 	if (strncasecmp(ch->realm, "https://", 8) != 0 && !(c->insecure && !strncasecmp(ch->realm, "http://", 7)))
 		return sb_error_set(err, SB_ERR_UNSAFE, _("registry %s sends us to a token server that is not HTTPS: %s"),
 				    c->registry, ch->realm);
-	if (default_scope)
+	if (!scope)
+		scope = default_scope = sb_strdupf("repository:%s:pull", c->repository);
+	if (scope)
 		esc_scope = curl_easy_escape(c->curl, scope, 0);
 	if (ch->service)
 		esc_service = curl_easy_escape(c->curl, ch->service, 0);
 	if (esc_scope && (!ch->service || esc_service))
 		url = sb_strdupf("%s%cscope=%s%s%s", ch->realm, strchr(ch->realm, '?') ? '&' : '?', esc_scope,
 				 esc_service ? "&service=" : "", esc_service ? esc_service : "");
-	if (c->creds.user)
-		basic = basic_header(&c->creds);
-	if (!url || (c->creds.user && !basic)) {
+	if (c->creds.user && (rc = basic_header(&basic, &c->creds, err)) < 0)
+		goto out;
+	if (!url) {
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}
@@ -314,8 +321,7 @@ int sb_registry_auth_answer(struct sb_registry_client *c, const char *challenge,
 					    _("registry %s requires credentials (--creds FILE or an entry in ROOT/credentials.json)"),
 					    c->registry);
 		free(c->authorization);
-		c->authorization = basic_header(&c->creds);
-		return c->authorization ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		return basic_header(&c->authorization, &c->creds, err);
 	}
 	if (scheme_len != 6 || strncasecmp(challenge, "Bearer", 6) != 0)
 		return sb_error_set(err, SB_ERR_AUTH, _("registry %s asks for an unsupported authentication scheme: %.*s"),

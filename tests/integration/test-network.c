@@ -158,7 +158,7 @@ Test(network, orphans_are_found_and_removed)
 	size_t count;
 	int kinds[4] = { 0 };
 
-	sb_network_tag(tag, root);
+	cr_assert_eq(sb_network_tag(tag, root, NULL), 0);
 	cr_assert_eq(sb_network_setup(&n, root, &cfg, "ghost", &err), 0, "%s", err.msg);
 	snprintf(stray, sizeof(stray), "sb-%s-stray%s", tag, names.sfx);
 	cr_assert_eq(tu_sh("ip netns add %s", stray), 0);

@@ -214,7 +214,7 @@ Test(access, gc_removes_network_orphans_and_keeps_live_ones)
 
 	sb_ok(SB("create", "keep", "--image", SBF_IMAGE, "--network", "on"), "create");
 	cr_assert_eq(sb_network_info(&keep, f.root, &cfg, "keep", &err), 0, "%s", err.msg);
-	sb_network_tag(tag, f.root);
+	cr_assert_eq(sb_network_tag(tag, f.root, NULL), 0);
 	snprintf(stray, sizeof(stray), "sb-%s-stray%s", tag, names.sfx);
 	cr_assert_eq(tu_sh("ip netns add %s", stray), 0);
 	/* a lease whose sandbox is gone (e.g. a crash between rm's steps) */
