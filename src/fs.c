@@ -41,9 +41,13 @@ int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err)
 {
 	char buf[PATH_MAX];
 	size_t n = strlen(path);
+	struct stat st;
 
 	if (n == 0 || n >= sizeof(buf))
 		return sb_error_set(err, SB_ERR_INVALID, _("invalid directory path '%s'"), path);
+	/* every command opens the state root: the common case is one stat */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
 	memcpy(buf, path, n + 1);
 	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
@@ -56,7 +60,6 @@ int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err)
 		if (c == '\0')
 			break;
 	}
-	struct stat st;
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return sb_error_set(err, SB_ERR_IO, _("'%s' exists and is not a directory"), path);
 	return 0;
