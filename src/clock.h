@@ -5,7 +5,5 @@
 
 /* Unix seconds: $SANDBENCH_NOW when set to a number, else the real time. */
 long long sb_clock_now(void);
-/* Parses "90", "90s", "30m", "2h", "1d" into seconds; -1 when malformed. */
-long long sb_duration_parse(const char *s);
 
 #endif

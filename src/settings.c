@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "settings.h"
 #include "fs.h"
 #include "i18n.h"
+#include "units.h"
 
 /* Each key parses its value into the struct; -1 when the value is malformed. */
 typedef int (*setter_fn)(struct sb_settings *c, const char *v);
@@ -22,7 +22,7 @@ static int set_kind(struct sb_settings *c, const char *v)
 
 static int set_idle(struct sb_settings *c, const char *v)
 {
-	long long s = sb_duration_parse(v);
+	long long s = sb_units_parse_duration(v);
 	return s > 0 ? (c->idle_timeout = s, 0) : -1;
 }
 
@@ -56,7 +56,7 @@ static int set_subnet(struct sb_settings *c, const char *v)
 
 static int set_memory(struct sb_settings *c, const char *v)
 {
-	long long b = sb_size_parse(v);
+	long long b = sb_units_parse_size(v);
 	return b >= 0 ? (c->memory = (unsigned long long)b, 0) : -1;
 }
 
@@ -69,7 +69,7 @@ static int set_cpus(struct sb_settings *c, const char *v)
 
 static int set_runsc_timeout(struct sb_settings *c, const char *v)
 {
-	long long s = sb_duration_parse(v);
+	long long s = sb_units_parse_duration(v);
 	return s > 0 && s <= 3600 ? (c->runsc_timeout_ms = (int)(s * 1000), 0) : -1;
 }
 
@@ -87,42 +87,6 @@ static const struct {
 	{ "cpus", set_cpus },
 	{ "runsc_timeout", set_runsc_timeout },
 };
-
-static const struct {
-	char suffix;
-	int shift;
-} size_units[] = {
-	{ 'k', 10 }, { 'm', 20 }, { 'g', 30 }, { 't', 40 },
-};
-
-long long sb_size_parse(const char *s)
-{
-	char *end;
-	long long v;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno)
-		return -1;
-	if (*end == '\0')
-		return v;
-	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++) {
-		if (tolower((unsigned char)end[0]) != size_units[i].suffix)
-			continue;
-		/* accept "512m", "512M", "512MiB", "512mb" */
-		const char *rest = end + 1;
-		if (*rest == 'i' || *rest == 'I')
-			rest++;
-		if (*rest == 'b' || *rest == 'B')
-			rest++;
-		if (*rest || v > (1LL << (62 - size_units[i].shift)))
-			return -1;
-		return v << size_units[i].shift;
-	}
-	return -1;
-}
 
 static char *trim(char *s)
 {

@@ -22,7 +22,4 @@ struct sb_settings {
 
 /* Built-in defaults, then the installed file (if present), then ROOT/config. */
 int sb_settings_load(struct sb_settings *out, struct sb_root *root, struct sb_error *err);
-/* "512m", "2g", "1048576" -> bytes; -1 when malformed. */
-long long sb_size_parse(const char *s);
-
 #endif

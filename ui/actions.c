@@ -10,6 +10,7 @@
 #include "i18n.h"
 #include "image_bootstrap.h"
 #include "ui.h"
+#include "units.h"
 
 /* How much "extend" adds to a temporary sandbox's idle timeout. */
 #define EXTEND_SECONDS 3600
@@ -256,7 +257,7 @@ static int job_reap(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, str
 	if ((rc = sb_sandbox_reap(&items, &n, root, 0, err)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		ui_format_duration(idle, sizeof(idle), items[i].idle_seconds);
+		sb_units_format_duration(idle, sizeof(idle), items[i].idle_seconds);
 		if (items[i].rc < 0)
 			ui_job_event(ctx, 1, _("%s: idle %s, expiry (%s) failed: %s"), items[i].name, idle,
 				     sb_expiry_action_name(items[i].action), items[i].message);

@@ -11,6 +11,7 @@
 #include "i18n.h"
 #include "settings.h"
 #include "ui.h"
+#include "units.h"
 
 enum field { F_NAME, F_IMAGE, F_KIND, F_IDLE, F_NETWORK, F_EXCHANGE, F_MOUNTS, F_MEMORY, F_COUNT };
 
@@ -175,13 +176,13 @@ static void submit(struct ui_app *app, struct form *f)
 	spec.name = f->text[F_NAME];
 	spec.image = f->text[F_IMAGE];
 	spec.kind = f->kind_permanent ? SB_KIND_PERMANENT : SB_KIND_TEMPORARY;
-	if (!f->kind_permanent && f->text[F_IDLE][0] && (spec.idle_timeout = sb_duration_parse(f->text[F_IDLE])) <= 0) {
+	if (!f->kind_permanent && f->text[F_IDLE][0] && (spec.idle_timeout = sb_units_parse_duration(f->text[F_IDLE])) <= 0) {
 		snprintf(f->error, sizeof(f->error), _("idle timeout '%s': use e.g. 30m or 2h"), f->text[F_IDLE]);
 		f->focus = F_IDLE;
 		return;
 	}
 	if (f->text[F_MEMORY][0]) {
-		long long m = sb_size_parse(f->text[F_MEMORY]);
+		long long m = sb_units_parse_size(f->text[F_MEMORY]);
 		if (m <= 0) {
 			snprintf(f->error, sizeof(f->error), _("memory '%s': use e.g. 512m or 2g"), f->text[F_MEMORY]);
 			f->focus = F_MEMORY;

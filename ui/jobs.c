@@ -25,6 +25,7 @@
 #include "proc.h"
 #include "progress.h"
 #include "ui.h"
+#include "units.h"
 
 struct ui_job {
 	struct ui_job *next;
@@ -229,8 +230,8 @@ static void handle_line(struct ui_app *app, struct ui_job *job, char *line)
 		unsigned long long done, total;
 		if (sscanf(line + 2, "%d %d %d %llu %llu %n", &phase, &layer, &layers, &done, &total, &off) >= 5) {
 			char d[32], t[32];
-			ui_format_size(d, sizeof(d), done);
-			ui_format_size(t, sizeof(t), total);
+			sb_units_format_size(d, sizeof(d), done, SB_UNITS_COMPACT);
+			sb_units_format_size(t, sizeof(t), total, SB_UNITS_COMPACT);
 			if (layers > 0 && total)
 				snprintf(job->progress, sizeof(job->progress), "%s %d/%d %s / %s", phase_name(phase), layer,
 					 layers, d, t);

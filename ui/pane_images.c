@@ -12,6 +12,7 @@
 #include "image_store.h"
 #include "registry.h"
 #include "ui.h"
+#include "units.h"
 
 struct images {
 	struct sb_image_info *list;
@@ -138,7 +139,7 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 		ui_draw_text(w, 2 + r, 0, wr, img->ref[0] ? img->ref : _("<untagged>"), a, UI_LEFT);
 		snprintf(buf, sizeof(buf), "%.12s", hex ? hex + 1 : img->digest);
 		ui_draw_text(w, 2 + r, wr + 1, wd, buf, a, UI_LEFT);
-		ui_format_size(buf, sizeof(buf), img->size);
+		sb_units_format_size(buf, sizeof(buf), img->size, SB_UNITS_COMPACT);
 		ui_draw_text(w, 2 + r, wr + wd + 2, ws, buf, a, UI_RIGHT);
 		used_by(app, img, buf, sizeof(buf));
 		ui_draw_text(w, 2 + r, wr + wd + ws + 3, wu, buf, a, UI_LEFT);
@@ -159,9 +160,9 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 		line(ctx, "", img->refs[i], 0);
 	line(ctx, _("Digest"), img->digest, 0);
 	line(ctx, _("Platform"), img->platform ? img->platform : "", 0);
-	ui_format_size(buf, sizeof(buf), img->size);
+	sb_units_format_size(buf, sizeof(buf), img->size, SB_UNITS_COMPACT);
 	line(ctx, _("Size"), buf, 0);
-	ui_format_size(buf, sizeof(buf), img->content_size);
+	sb_units_format_size(buf, sizeof(buf), img->content_size, SB_UNITS_COMPACT);
 	line(ctx, _("Download"), buf, 0);
 	snprintf(buf, sizeof(buf), "%zu", img->n_layers);
 	line(ctx, _("Layers"), buf, 0);
@@ -199,7 +200,7 @@ static int job_prune(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, st
 
 	(void)arg;
 	if ((rc = sb_image_prune(&rep, root, err)) == 0) {
-		ui_format_size(size, sizeof(size), rep.bytes);
+		sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
 		ui_job_event(ctx, 0, _("prune: %zu image(s), %zu blob(s), %zu unpacked tree(s) removed, %s freed"), rep.images,
 			     rep.blobs, rep.rootfs, size);
 	}

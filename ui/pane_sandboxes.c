@@ -11,6 +11,7 @@
 #include "draw.h"
 #include "i18n.h"
 #include "ui.h"
+#include "units.h"
 
 static const struct {
 	const char *header;      /* N_() */
@@ -31,33 +32,6 @@ static const struct {
 const char *ui_sb_column_name(enum ui_sb_column c)
 {
 	return _(columns[c].header);
-}
-
-void ui_format_duration(char *buf, size_t size, long long s)
-{
-	if (s < 0)
-		snprintf(buf, size, "-");
-	else if (s < 60)
-		snprintf(buf, size, "%llds", s);
-	else if (s < 3600)
-		snprintf(buf, size, "%lldm%02llds", s / 60, s % 60);
-	else if (s < 86400)
-		snprintf(buf, size, "%lldh%02lldm", s / 3600, s / 60 % 60);
-	else
-		snprintf(buf, size, "%lldd%02lldh", s / 86400, s / 3600 % 24);
-}
-
-void ui_format_size(char *buf, size_t size, unsigned long long bytes)
-{
-	static const char *const units[] = { "B", "K", "M", "G", "T" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u == 0 || v >= 10 ? "%.0f%s" : "%.1f%s", v, units[u]);
 }
 
 void ui_format_image(char *buf, size_t size, const char *ref, const char *digest)
@@ -102,13 +76,13 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 		snprintf(buf, size, "%s", sb_sandbox_kind_name(s->rec.kind));
 		break;
 	case UI_COL_IDLE:
-		ui_format_duration(buf, size, s->idle_seconds);
+		sb_units_format_duration(buf, size, s->idle_seconds);
 		break;
 	case UI_COL_EXPIRES:
 		if (s->expires_in < 0)
 			snprintf(buf, size, "-");
 		else
-			ui_format_duration(buf, size, s->expires_in);
+			sb_units_format_duration(buf, size, s->expires_in);
 		break;
 	case UI_COL_NET:
 		snprintf(buf, size, "%s", s->rec.network ? _("on") : _("off"));
@@ -121,7 +95,7 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 		break;
 	case UI_COL_MEMORY:
 		if (memory_shown(app, s))
-			ui_format_size(buf, size, memory_shown(app, s));
+			sb_units_format_size(buf, size, memory_shown(app, s), SB_UNITS_COMPACT);
 		else
 			snprintf(buf, size, "-");
 		break;
@@ -337,19 +311,19 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 		line_pair(line, ctx, _("Memory kept"), s->has_checkpoint ? _("yes (checkpoint)") : _("no (cold start)"), 0);
 	line_pair(line, ctx, _("Kind"), sb_sandbox_kind_name(s->rec.kind), 0);
 	if (s->rec.kind == SB_KIND_TEMPORARY) {
-		ui_format_duration(t, sizeof(t), s->rec.idle_timeout);
+		sb_units_format_duration(t, sizeof(t), s->rec.idle_timeout);
 		snprintf(buf, sizeof(buf), _("%s, then %s"), t, sb_expiry_action_name(s->rec.expiry_action));
 		line_pair(line, ctx, _("Idle timeout"), buf, 0);
-		ui_format_duration(t, sizeof(t), s->expires_in);
+		sb_units_format_duration(t, sizeof(t), s->expires_in);
 		line_pair(line, ctx, _("Expires in"), s->expires_in < 0 ? "-" : t, s->expires_in >= 0 && s->expires_in < 60);
 	}
-	ui_format_duration(t, sizeof(t), s->idle_seconds);
+	sb_units_format_duration(t, sizeof(t), s->idle_seconds);
 	line_pair(line, ctx, _("Idle"), t, 0);
 	line_pair(line, ctx, _("Network"), s->rec.network ? _("on") : _("off"), s->rec.network);
 	line_pair(line, ctx, _("Image"), s->rec.image_ref ? s->rec.image_ref : "", 0);
 	line_pair(line, ctx, _("Digest"), s->rec.image_digest, 0);
 	if (s->rec.memory)
-		ui_format_size(t, sizeof(t), s->rec.memory);
+		sb_units_format_size(t, sizeof(t), s->rec.memory, SB_UNITS_COMPACT);
 	line_pair(line, ctx, _("Memory limit"), s->rec.memory ? t : _("no limit"), 0);
 	if (s->rec.state == SB_STATE_RUNNING && !strcmp(app->stats_name, s->rec.name) && app->stats_text[0])
 		line_pair(line, ctx, _("Memory used"), app->stats_text, 0);
@@ -435,8 +409,8 @@ static int job_stats(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, st
 
 	if ((rc = sb_sandbox_stats(&st, root, ((struct stats_arg *)arg)->name, err)) < 0)
 		return rc;
-	ui_format_size(used, sizeof(used), st.memory_usage);
-	ui_format_duration(cpu, sizeof(cpu), (long long)(st.cpu_ns / 1000000000ULL));
+	sb_units_format_size(used, sizeof(used), st.memory_usage, SB_UNITS_COMPACT);
+	sb_units_format_duration(cpu, sizeof(cpu), (long long)(st.cpu_ns / 1000000000ULL));
 	ui_job_result(ctx, _("%s, %llu processes, %s CPU"), used, st.pids, cpu);
 	return 0;
 }

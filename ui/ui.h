@@ -144,8 +144,6 @@ void ui_sandboxes_stats(struct ui_app *app);
 /* Refreshes the memory in use of the first UI_MEMUSE_MAX running sandboxes. */
 void ui_sandboxes_memuse(struct ui_app *app);
 const char *ui_sb_column_name(enum ui_sb_column c);
-void ui_format_duration(char *buf, size_t size, long long seconds);
-void ui_format_size(char *buf, size_t size, unsigned long long bytes);
 /* "python:3.12@3f2a1b0c9d8e" */
 void ui_format_image(char *buf, size_t size, const char *ref, const char *digest);
 

@@ -148,30 +148,3 @@ void sb_cli_print_json(json_t *doc)
 	json_decref(doc);
 }
 
-void sb_cli_format_size(char *buf, size_t size, unsigned long long bytes)
-{
-	/* binary units: what --memory 512m means, and what the workbench shows */
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-}
-
-void sb_cli_format_duration(char *buf, size_t size, long long s)
-{
-	if (s < 0)
-		snprintf(buf, size, "-");
-	else if (s < 60)
-		snprintf(buf, size, "%llds", s);
-	else if (s < 3600)
-		snprintf(buf, size, "%lldm", s / 60);
-	else if (s < 86400)
-		snprintf(buf, size, "%lldh%02lldm", s / 3600, s / 60 % 60);
-	else
-		snprintf(buf, size, "%lldd%02lldh", s / 86400, s / 3600 % 24);
-}

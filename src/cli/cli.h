@@ -58,9 +58,6 @@ int sb_cli_parse_json(int *json, const char *group, const struct sb_cli_command 
 		      const char *operand_error);
 /* Prints a JSON document on stdout (and steals the reference). */
 void sb_cli_print_json(json_t *doc);
-/* "1.2 MiB" style sizes and "3m" style durations for listings. */
-void sb_cli_format_size(char *buf, size_t size, unsigned long long bytes);
-void sb_cli_format_duration(char *buf, size_t size, long long seconds);
 
 /* The commands. */
 extern const struct sb_cli_command sb_cmd_doctor;

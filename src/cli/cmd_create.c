@@ -11,6 +11,7 @@
 #include "i18n.h"
 #include "sandbox.h"
 #include "settings.h"
+#include "units.h"
 
 #define MAX_ITEMS 64
 
@@ -95,7 +96,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 			break;
 		case 't':
 			a.spec.kind = SB_KIND_TEMPORARY;
-			if (optarg && (a.spec.idle_timeout = sb_duration_parse(optarg)) <= 0)
+			if (optarg && (a.spec.idle_timeout = sb_units_parse_duration(optarg)) <= 0)
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid idle time '%s' (e.g. 90s, 30m, 2h)"), optarg);
 			break;
 		case 'p':
@@ -116,7 +117,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 			a.spec.no_exchange = 1;
 			break;
 		case 'M': {
-			long long m = sb_size_parse(optarg);
+			long long m = sb_units_parse_size(optarg);
 			if (m <= 0)
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid memory size '%s' (e.g. 512m, 2g)"), optarg);
 			a.spec.memory = (unsigned long long)m;

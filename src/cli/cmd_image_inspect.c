@@ -7,6 +7,7 @@
 #include "cmd_image.h"
 #include "i18n.h"
 #include "image_store.h"
+#include "units.h"
 
 static void print_list(const char *label, char *const *items, size_t n)
 {
@@ -20,8 +21,8 @@ static void print_info(const struct sb_image_info *im)
 {
 	char size[32], content[32];
 
-	sb_cli_format_size(size, sizeof(size), im->size);
-	sb_cli_format_size(content, sizeof(content), im->content_size);
+	sb_units_format_size(size, sizeof(size), im->size, SB_UNITS_TEXT);
+	sb_units_format_size(content, sizeof(content), im->content_size, SB_UNITS_TEXT);
 	printf("%-13s%s\n", _("reference:"), im->ref[0] ? im->ref : _("<none>"));
 	printf("%-13s%s\n", _("digest:"), im->digest);
 	print_list(_("references:"), im->refs, im->n_refs);
@@ -34,7 +35,7 @@ static void print_info(const struct sb_image_info *im)
 	printf("%-13s%s\n", _("rootfs:"), im->rootfs);
 	printf("%-13s%zu\n", _("layers:"), im->n_layers);
 	for (size_t i = 0; i < im->n_layers; i++) {
-		sb_cli_format_size(size, sizeof(size), im->layers[i].size);
+		sb_units_format_size(size, sizeof(size), im->layers[i].size, SB_UNITS_TEXT);
 		printf("  %s  %s  %s\n", im->layers[i].digest, size,
 		       im->layers[i].media_type ? im->layers[i].media_type : "");
 	}

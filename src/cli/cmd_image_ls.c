@@ -6,6 +6,7 @@
 #include "cmd_image.h"
 #include "i18n.h"
 #include "image_store.h"
+#include "units.h"
 
 static void print_table(const struct sb_image_info *list, size_t n)
 {
@@ -14,7 +15,7 @@ static void print_table(const struct sb_image_info *list, size_t n)
 	printf("%-40s %-12s %-10s %-16s %s\n", _("REFERENCE"), _("DIGEST"), _("SIZE"), _("PLATFORM"), _("USED BY"));
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_image_info *im = &list[i];
-		sb_cli_format_size(size, sizeof(size), im->size);
+		sb_units_format_size(size, sizeof(size), im->size, SB_UNITS_TEXT);
 		printf("%-40s %-12.12s %-10s %-16s ", im->ref[0] ? im->ref : _("<none>"), sb_digest_hex(im->digest),
 		       size, im->platform ? im->platform : "-");
 		for (size_t u = 0; u < im->n_used_by; u++)

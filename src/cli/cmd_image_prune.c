@@ -6,6 +6,7 @@
 #include "cmd_image.h"
 #include "i18n.h"
 #include "image_store.h"
+#include "units.h"
 
 static int prune_run(struct sb_cli *cli, int argc, char **argv)
 {
@@ -26,7 +27,7 @@ static int prune_run(struct sb_cli *cli, int argc, char **argv)
 					    (json_int_t)rep.blobs, "rootfs", (json_int_t)rep.rootfs, "partial",
 					    (json_int_t)rep.partial, "bytes", (json_int_t)rep.bytes));
 	} else {
-		sb_cli_format_size(freed, sizeof(freed), rep.bytes);
+		sb_units_format_size(freed, sizeof(freed), rep.bytes, SB_UNITS_TEXT);
 		printf(_("removed %zu unused image(s), %zu blob(s), %zu unpacked tree(s), %zu partial download(s): "
 			 "%s freed\n"),
 		       rep.images, rep.blobs, rep.rootfs, rep.partial, freed);

@@ -8,6 +8,7 @@
 #include "cli_sandbox.h"
 #include "i18n.h"
 #include "sandbox.h"
+#include "units.h"
 
 static void print_time(const char *label, long long t)
 {
@@ -27,9 +28,9 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 	printf("%-14s %s\n", _("id:"), s->rec.id);
 	printf("%-14s %s (%s)\n", _("state:"), sb_sandbox_state_name(s->rec.state), s->rec.reason);
 	printf("%-14s %s\n", _("kind:"), sb_sandbox_kind_name(s->rec.kind));
-	sb_cli_format_duration(a, sizeof(a), s->idle_seconds);
+	sb_units_format_duration(a, sizeof(a), s->idle_seconds);
 	if (s->expires_in >= 0) {
-		sb_cli_format_duration(b, sizeof(b), s->expires_in);
+		sb_units_format_duration(b, sizeof(b), s->expires_in);
 		printf("%-14s %s, %s %s (%s)\n", _("idle:"), a, _("expires in"), b, sb_expiry_action_name(s->rec.expiry_action));
 	} else {
 		printf("%-14s %s\n", _("idle:"), a);
@@ -45,7 +46,7 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 		       sb_mount_mode_name(s->rec.mounts[i].mode));
 	char cpus[32];
 	if (s->rec.memory)
-		sb_cli_format_size(a, sizeof(a), s->rec.memory);
+		sb_units_format_size(a, sizeof(a), s->rec.memory, SB_UNITS_TEXT);
 	else
 		snprintf(a, sizeof(a), "%s", _("unlimited"));
 	if (s->rec.cpus > 0)
@@ -54,7 +55,7 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 		snprintf(cpus, sizeof(cpus), "%s", _("unlimited"));
 	printf("%-14s %s %s, %s %s\n", _("limits:"), _("memory"), a, _("cpus"), cpus);
 	if (st) {
-		sb_cli_format_size(a, sizeof(a), st->memory_usage);
+		sb_units_format_size(a, sizeof(a), st->memory_usage, SB_UNITS_TEXT);
 		printf("%-14s %s\n", _("memory used:"), a);
 	}
 	printf("%-14s %s\n", _("owner:"), s->rec.owner[0] ? s->rec.owner : "-");

@@ -7,6 +7,7 @@
 #include "cli_sandbox.h"
 #include "i18n.h"
 #include "sandbox.h"
+#include "units.h"
 
 enum ls_column { COL_NAME, COL_STATE, COL_KIND, COL_IDLE, COL_EXPIRES, COL_NET, COL_IMAGE, COL_OWNER, COL_COUNT };
 
@@ -21,8 +22,8 @@ static void row_cells(char cells[COL_COUNT][CELL_MAX], const struct sb_sandbox_i
 	snprintf(cells[COL_NAME], CELL_MAX, "%s", s->rec.name);
 	snprintf(cells[COL_STATE], CELL_MAX, "%s", sb_sandbox_state_name(s->rec.state));
 	snprintf(cells[COL_KIND], CELL_MAX, "%s", sb_sandbox_kind_name(s->rec.kind));
-	sb_cli_format_duration(cells[COL_IDLE], CELL_MAX, s->idle_seconds);
-	sb_cli_format_duration(cells[COL_EXPIRES], CELL_MAX, s->expires_in);
+	sb_units_format_duration(cells[COL_IDLE], CELL_MAX, s->idle_seconds);
+	sb_units_format_duration(cells[COL_EXPIRES], CELL_MAX, s->expires_in);
 	snprintf(cells[COL_NET], CELL_MAX, "%s", sb_cli_onoff(s->rec.network));
 	sb_cli_short_image(cells[COL_IMAGE], CELL_MAX, s->rec.image_ref, s->rec.image_digest);
 	snprintf(cells[COL_OWNER], CELL_MAX, "%s", s->rec.owner ? s->rec.owner : "");

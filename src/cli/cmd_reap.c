@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "i18n.h"
 #include "sandbox.h"
+#include "units.h"
 
 static int reap_once(struct sb_root *root, unsigned flags, int json)
 {
@@ -64,7 +65,7 @@ static int reap_run(struct sb_cli *cli, int argc, char **argv)
 			flags |= SB_REAP_DRY_RUN;
 			break;
 		case 'w':
-			interval = optarg ? sb_duration_parse(optarg) : 60;
+			interval = optarg ? sb_units_parse_duration(optarg) : 60;
 			if (interval <= 0)
 				return sb_cli_usage_error(NULL, &sb_cmd_reap, _("invalid interval '%s'"), optarg);
 			break;

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "i18n.h"
 #include "progress.h"
+#include "units.h"
 
 static const char *const phase_names[] = {
 	[SB_PROGRESS_RESOLVE] = N_("resolving"),
@@ -56,15 +57,15 @@ static void draw(struct sb_cli_progress *p, const struct sb_progress_event *ev, 
 	if (item[0])
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s", item);
 	if (ev->done || ev->total) {
-		sb_cli_format_size(done, sizeof(done), ev->done);
+		sb_units_format_size(done, sizeof(done), ev->done, SB_UNITS_TEXT);
 		if (ev->total) {
-			sb_cli_format_size(total, sizeof(total), ev->total);
+			sb_units_format_size(total, sizeof(total), ev->total, SB_UNITS_TEXT);
 			n += snprintf(line + n, sizeof(line) - (size_t)n, "  %s / %s", done, total);
 		} else {
 			n += snprintf(line + n, sizeof(line) - (size_t)n, "  %s", done);
 		}
 		if (ns > 200000000LL) {
-			sb_cli_format_size(rate, sizeof(rate), (unsigned long long)((double)ev->done * 1e9 / (double)ns));
+			sb_units_format_size(rate, sizeof(rate), (unsigned long long)((double)ev->done * 1e9 / (double)ns), SB_UNITS_TEXT);
 			snprintf(line + n, sizeof(line) - (size_t)n, "  %s/s", rate);
 		}
 	}

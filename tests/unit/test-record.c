@@ -12,6 +12,7 @@
 #include "root.h"
 #include "settings.h"
 #include "testutil.h"
+#include "units.h"
 
 static char *dir;
 static struct sb_root *root;
@@ -98,18 +99,36 @@ Test(record, missing_and_future_schema)
 
 Test(record, durations_and_sizes)
 {
-	cr_assert_eq(sb_duration_parse("90"), 90);
-	cr_assert_eq(sb_duration_parse("30m"), 1800);
-	cr_assert_eq(sb_duration_parse("2h"), 7200);
-	cr_assert_eq(sb_duration_parse("1d"), 86400);
-	cr_assert_eq(sb_duration_parse("m"), -1);
-	cr_assert_eq(sb_duration_parse("5x"), -1);
-	cr_assert_eq(sb_size_parse("512m"), 512LL << 20);
-	cr_assert_eq(sb_size_parse("2G"), 2LL << 30);
-	cr_assert_eq(sb_size_parse("64MiB"), 64LL << 20);
-	cr_assert_eq(sb_size_parse("12"), 12);
-	cr_assert_eq(sb_size_parse("-1"), -1);
-	cr_assert_eq(sb_size_parse("1q"), -1);
+	cr_assert_eq(sb_units_parse_duration("90"), 90);
+	cr_assert_eq(sb_units_parse_duration("30m"), 1800);
+	cr_assert_eq(sb_units_parse_duration("2h"), 7200);
+	cr_assert_eq(sb_units_parse_duration("1d"), 86400);
+	cr_assert_eq(sb_units_parse_duration("m"), -1);
+	cr_assert_eq(sb_units_parse_duration("5x"), -1);
+	cr_assert_eq(sb_units_parse_size("512m"), 512LL << 20);
+	cr_assert_eq(sb_units_parse_size("2G"), 2LL << 30);
+	cr_assert_eq(sb_units_parse_size("64MiB"), 64LL << 20);
+	cr_assert_eq(sb_units_parse_size("12"), 12);
+	cr_assert_eq(sb_units_parse_size("-1"), -1);
+	cr_assert_eq(sb_units_parse_size("1q"), -1);
+
+	/* what is shown reads back as (about) what was given */
+	char buf[32];
+	sb_units_format_size(buf, sizeof(buf), 512ULL << 20, SB_UNITS_TEXT);
+	cr_assert_str_eq(buf, "512.0 MiB");
+	sb_units_format_size(buf, sizeof(buf), 512ULL << 20, SB_UNITS_COMPACT);
+	cr_assert_str_eq(buf, "512M");
+	cr_assert_eq(sb_units_parse_size(buf), 512LL << 20);
+	sb_units_format_size(buf, sizeof(buf), 1536, SB_UNITS_COMPACT);
+	cr_assert_str_eq(buf, "1.5K");
+	sb_units_format_size(buf, sizeof(buf), 999, SB_UNITS_TEXT);
+	cr_assert_str_eq(buf, "999 B");
+	sb_units_format_duration(buf, sizeof(buf), 245);
+	cr_assert_str_eq(buf, "4m05s");
+	sb_units_format_duration(buf, sizeof(buf), 2 * 86400 + 3 * 3600 + 59);
+	cr_assert_str_eq(buf, "2d03h");
+	sb_units_format_duration(buf, sizeof(buf), -1);
+	cr_assert_str_eq(buf, "-");
 }
 
 Test(record, clock_is_injectable)
