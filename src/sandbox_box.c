@@ -434,15 +434,58 @@ void sb_box_remove_cgroups(const char *id)
 	closedir(d);
 }
 
+/* True when /proc/<pid>/cmdline is this sandbox's runsc-sandbox process. */
+static int is_sandbox_process(const struct sb_box *b, pid_t pid)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int match = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	if (sb_fs_read_file(&text, &len, path, 1 << 16, NULL) < 0)
+		return 0;
+	if (!strcmp(text, "runsc-sandbox")) {
+		for (size_t i = 0; i < len && !match; i += strlen(text + i) + 1)
+			match = !strncmp(text + i, "--bundle=", 9) && !strcmp(text + i + 9, b->bundle);
+	}
+	free(text);
+	return match;
+}
+
+/* Ends the sandbox with SIGKILL to its runsc-sandbox process, found through
+ * runsc's pid file, and waits for its exit (its keeper reaps it at once).
+ * That is what `runsc kill` achieves, without starting runsc. The pidfd is
+ * opened before the process is identified: if the pid was reused meanwhile,
+ * the signal goes to the exited process and fails. */
+static int kill_sandbox_process(const struct sb_box *b)
+{
+	char *text = NULL;
+	long pid = 0;
+	int fd = -1, ok = 0;
+
+	if (sb_fs_read_file(&text, NULL, b->pid_file, 64, NULL) == 0)
+		pid = strtol(text, NULL, 10);
+	free(text);
+	if (pid > 1 && (fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) >= 0 && is_sandbox_process(b, (pid_t)pid) &&
+	    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ok = poll(&pfd, 1, SESSION_END_MS) == 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)
 {
 	struct sb_error ignored;
 	int rc = 0;
 
 	if (b->rec.id[0] && (rc = sb_box_runsc(b, err)) == 0) {
-		/* kill, then delete: delete -force alone polls for the exit with a
-		 * backoff (~100 ms); a killed sandbox is reaped by its keeper at once */
-		if (!b->container_stopped) {
+		/* end the sandbox, then delete: delete -force alone polls for the
+		 * exit with a backoff (~100 ms); a killed sandbox is reaped by its
+		 * keeper at once. runsc kill only when the process is not found. */
+		if (!b->container_stopped && !kill_sandbox_process(b)) {
 			struct sb_runsc_call kill = sb_box_call(b, SB_RUNSC_KILL);
 			kill.signal = "KILL";
 			sb_runsc_run(NULL, b->rs, &kill, &ignored);

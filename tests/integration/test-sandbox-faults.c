@@ -4,10 +4,12 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -70,6 +72,40 @@ static int run_ok(struct tu_run r)
 	return ok;
 }
 
+/* How many runsc calls of the log have op as their subcommand. */
+static int calls_of(const char *op)
+{
+	char *log = sb_strdupf("%s/calls.log", f.dir), *text = NULL, *save = NULL;
+	char *word = sb_strdupf(" %s ", op);
+	int n = 0;
+
+	if (sb_fs_read_file(&text, NULL, log, 1 << 20, NULL) == 0)
+		for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			n += strstr(l, word) != NULL;
+	free(text), free(log), free(word);
+	return n;
+}
+
+static char *box_id(void)
+{
+	struct sb_sandbox_info info;
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), 0);
+	char *id = strdup(info.rec.id);
+	sb_sandbox_info_clear(&info);
+	return id;
+}
+
+static void assert_box_gone(const char *id)
+{
+	char *dir = sb_strdupf("%s/sandboxes/box", f.dir);
+	struct stat st;
+	cr_assert_neq(stat(dir, &st), 0);
+	cr_assert_not(sbf_mounted_below(dir));
+	cr_assert_not(sbf_runsc_has(&f, id));
+	cr_assert_not(sbf_cgroup_exists(id));
+	free(dir);
+}
+
 Test(faults, every_call_has_the_root_and_the_same_shaping_flags)
 {
 	cr_assert(run_ok(SB("create", "box", "--image", SBF_IMAGE)));
@@ -128,14 +164,12 @@ Test(faults, checkpoint_dying_leaves_the_sandbox_running)
 Test(faults, failing_delete_after_checkpoint_leaves_broken_then_force_cleans)
 {
 	cr_assert(run_ok(SB("create", "box", "--image", SBF_IMAGE)));
-	struct sb_sandbox_info info;
-	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), 0);
-	char *id = strdup(info.rec.id);
-	sb_sandbox_info_clear(&info);
+	char *id = box_id();
 	inject("delete", "exit");
 	struct tu_run r = SB("stop", "box");
 	cr_assert_neq(r.status, 0);
 	tu_run_free(&r);
+	struct sb_sandbox_info info;
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), 0);
 	cr_assert_eq(info.rec.state, SB_STATE_BROKEN);
 	cr_assert(strstr(info.rec.reason, "injected failure of delete"), "%s", info.rec.reason);
@@ -147,13 +181,8 @@ Test(faults, failing_delete_after_checkpoint_leaves_broken_then_force_cleans)
 	cr_assert(strstr(r.err, "--force"), "%s", r.err);
 	tu_run_free(&r);
 	cr_assert(run_ok(SB("rm", "--force", "box")));
-	char *dir = sb_strdupf("%s/sandboxes/box", f.dir);
-	struct stat st;
-	cr_assert_neq(stat(dir, &st), 0);
-	cr_assert_not(sbf_mounted_below(dir));
-	cr_assert_not(sbf_runsc_has(&f, id));
-	cr_assert_not(sbf_cgroup_exists(id));
-	free(dir), free(id);
+	assert_box_gone(id);
+	free(id);
 }
 
 Test(faults, failed_restore_rolls_back_to_stopped)
@@ -183,4 +212,41 @@ Test(faults, failed_restore_rolls_back_to_stopped)
 	r = SB("exec", "box", "--", "cat", "/tmp/in-memory");
 	cr_assert_str_eq(r.out, "mem\n", "the tmpfs (memory) came back: %s", r.err);
 	tu_run_free(&r);
+}
+
+Test(faults, rm_ends_the_sandbox_process_without_runsc_kill)
+{
+	cr_assert(run_ok(SB("create", "box", "--image", SBF_IMAGE)));
+	char *id = box_id();
+	cr_assert(run_ok(SB("rm", "box")));
+	cr_assert_eq(calls_of("kill"), 0, "SIGKILL went to the sandbox process directly");
+	cr_assert_eq(calls_of("delete"), 1);
+	assert_box_gone(id);
+	free(id);
+}
+
+Test(faults, rm_never_kills_another_process_named_by_the_pid_file)
+{
+	cr_assert(run_ok(SB("create", "box", "--image", SBF_IMAGE)));
+	char *id = box_id();
+	/* the pid file names a process that is not the sandbox (as after pid reuse) */
+	pid_t bystander = fork();
+	if (bystander == 0) {
+		pause();
+		_exit(0);
+	}
+	cr_assert_gt(bystander, 0);
+	char *pid_file = sb_strdupf("%s/sandboxes/box/runsc.pid", f.dir);
+	char *text = sb_strdupf("%ld", (long)bystander);
+	cr_assert_eq(sb_fs_write_atomic(pid_file, text, strlen(text), 0644, NULL), 0);
+	struct tu_run r = SB("rm", "box");
+	int bystander_alive = kill(bystander, 0) == 0;
+	kill(bystander, SIGKILL);
+	waitpid(bystander, NULL, 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	cr_assert(bystander_alive, "rm left the other process alone");
+	cr_assert_eq(calls_of("kill"), 1, "and ended the sandbox through runsc kill");
+	assert_box_gone(id);
+	free(pid_file), free(text), free(id);
 }
