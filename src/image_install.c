@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,6 +163,39 @@ static int load_image_doc(struct image_doc *doc, struct sb_root *root, const cha
 	return 0;
 }
 
+/* Marks the directory holding the image trees as the top of hierarchies for
+ * the ext4 Orlov allocator (chattr +T), so that each new tree goes to a
+ * lightly used block group rather than its parent's. ext4 without a journal
+ * skips the inodes freed in the last 30-60 s one by one on every allocation,
+ * and the parent's group is where the trees removed just before freed
+ * theirs: unpacking there made file creation the bulk of a pull (Debian +
+ * python3 image: 3.6 s instead of 1.0 s). A hint only: filesystems without
+ * the flag refuse it and nothing changes. */
+static void mark_topdir(int fd, const char *path)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & FS_TOPDIR_FL))
+		return;
+	flags |= FS_TOPDIR_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0)
+		sb_log("image: cannot mark %s as a top directory: %s", path, strerror(errno));
+}
+
+/* The trees hold the images' setuid files: no other user may reach them. */
+static int prepare_parent(const char *parent, struct sb_error *err)
+{
+	int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || fchmod(fd, 0700) < 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot restrict '%s'"), parent);
+	else
+		mark_topdir(fd, parent);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* Unpacks every layer into a fresh temp dir; on success *tmp_out (path) and
  * *lock_fd (flocked dir) belong to the caller. */
 static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const char *digest,
@@ -177,8 +212,7 @@ static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const 
 					    digest, doc->manifest.layers[i].digest);
 	if (!parent)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	/* the trees hold the images' setuid files: no other user may reach them */
-	rc = chmod(parent, 0700) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot restrict '%s'"), parent) : 0;
+	rc = prepare_parent(parent, err);
 	free(parent);
 	if (rc < 0)
 		return rc;

@@ -6,10 +6,12 @@
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -600,6 +602,29 @@ Test(image_store, second_install_is_the_fast_path)
 	sb_image_info_clear(&info);
 	cr_assert_eq(sb_image_resolve(&info, root, "again:2", NULL), 0);
 	sb_image_info_clear(&info);
+}
+
+/* New trees go to a lightly used ext4 block group (see mark_topdir). */
+Test(image_store, trees_parent_is_private_and_a_top_directory)
+{
+	struct sb_image_import_result res;
+	char *parent = sb_root_file(root, "images/rootfs");
+	struct stat st;
+	int fd, flags;
+
+	import_ok(&res, "busybox", NULL);
+	cr_assert_eq(stat(parent, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0700);
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		close(fd);
+		free(parent);
+		cr_skip_test("no inode flags on this filesystem");
+	}
+	cr_assert(flags & FS_TOPDIR_FL, "%s has flags %#x", parent, flags);
+	close(fd);
+	free(parent);
 }
 
 Test(image_store, install_refuses_other_platform_and_missing_blobs)
