@@ -9,6 +9,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "archive_dl.h"
+#include "crypto_dl.h"
+#include "curl_dl.h"
 #include "doctor.h"
 #include "fs.h"
 #include "i18n.h"
@@ -178,10 +181,27 @@ static void check_boot(struct sb_check *c, struct doctor_ctx *ctx)
 	free(state);
 }
 
+/* Loaded on first use (dynlib.h): only a pull or an import would find out. */
+static int (*const lazy_libraries[])(struct sb_error *err) = { sb_curl_load, sb_archive_load, sb_crypto_load };
+
+static void check_libraries(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	struct sb_error err;
+
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(lazy_libraries) / sizeof(lazy_libraries[0]); i++) {
+		if (lazy_libraries[i](&err) < 0) {
+			check_fail(c, N_("apt-get install libcurl4 libarchive13 libssl3"), "%s", err.msg);
+			return;
+		}
+	}
+	snprintf(c->detail, sizeof(c->detail), "%s", _("libcurl, libarchive and libcrypto load (pulls and imports use them)"));
+}
+
 struct check_def {
 	const char *name;
 	check_fn fn;
-	int boot_only;
+	int full_only;           /* only with SB_DOCTOR_FULL: too slow for every command */
 };
 
 /* Ordered: later checks may rely on what earlier ones found (runsc before boot). */
@@ -191,6 +211,7 @@ static const struct check_def checks[] = {
 	{ "overlayfs", check_overlay, 0 },
 	{ "cgroups", check_cgroups, 0 },
 	{ "disk", check_disk, 0 },
+	{ "libraries", check_libraries, 1 },
 	{ "boot", check_boot, 1 },
 };
 
@@ -201,7 +222,7 @@ int sb_doctor_run(struct sb_doctor_report *report, struct sb_root *root, unsigne
 	(void)err;
 	memset(report, 0, sizeof(*report));
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
-		if (checks[i].boot_only && !(flags & SB_DOCTOR_BOOT))
+		if (checks[i].full_only && !(flags & SB_DOCTOR_FULL))
 			continue;
 		struct sb_check *c = &report->checks[report->count++];
 		c->name = checks[i].name;

@@ -28,7 +28,9 @@ struct sb_doctor_report {
 };
 
 enum sb_doctor_flags {
-	SB_DOCTOR_BOOT = 1 << 0,  /* also boot a throw-away sandbox (slow: ~150 ms) */
+	/* also boot a throw-away sandbox (~150 ms) and load the libraries that
+	 * pulls and imports load on first use */
+	SB_DOCTOR_FULL = 1 << 0,
 };
 
 /* Fills report with every check; returns 0 even when checks fail. */

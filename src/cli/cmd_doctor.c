@@ -38,7 +38,7 @@ static int doctor_run(struct sb_cli *cli, int argc, char **argv)
 		return sb_cli_usage_error(NULL, &sb_cmd_doctor, _("unexpected argument '%s'"), argv[optind]);
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return rc;
-	if (sb_doctor_run(&report, root, quick ? 0 : SB_DOCTOR_BOOT, &err) < 0)
+	if (sb_doctor_run(&report, root, quick ? 0 : SB_DOCTOR_FULL, &err) < 0)
 		return sb_cli_fail(&err);
 	if (json) {
 		json_t *arr = json_array();
