@@ -56,6 +56,9 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
 void sb_box_remove_cgroups(const char *id);
 /* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
 void sb_box_end_sessions(struct sb_box *b);
+/* Kills (runsc kill) the process inside whose pid `runsc exec
+ * --internal-pid-file` wrote to ipid_file; nothing when there is none. */
+void sb_box_kill_inside(struct sb_box *b, const char *ipid_file);
 /* Marks an exec as running until the returned fd is closed (-1 on failure). */
 int sb_box_exec_begin(struct sb_box *b);
 /* 1 when some exec is running in the sandbox right now. */

@@ -514,14 +514,12 @@ static unsigned long long start_time(pid_t pid)
 	return sb_proc_stat(pid, NULL, &t) == 0 ? t : 0;
 }
 
-/* Kills the session's process inside the sandbox: the host `runsc exec` then
- * exits as soon as it is gone, so its exit means the pty is released inside. */
-static void kill_inside(struct sb_box *b, const char *stem)
+void sb_box_kill_inside(struct sb_box *b, const char *ipid_file)
 {
-	char *ipid_file = sb_strdupf("%s.ipid", stem), *ipid = NULL;
+	char *ipid = NULL;
 	struct sb_error ignored;
 
-	if (ipid_file && sb_fs_read_file(&ipid, NULL, ipid_file, 64, NULL) == 0 && sb_box_runsc(b, &ignored) == 0) {
+	if (sb_fs_read_file(&ipid, NULL, ipid_file, 64, NULL) == 0 && sb_box_runsc(b, &ignored) == 0) {
 		ipid[strcspn(ipid, "\n")] = '\0';
 		struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_KILL);
 		c.target_pid = ipid;
@@ -530,7 +528,6 @@ static void kill_inside(struct sb_box *b, const char *stem)
 		sb_runsc_run(NULL, b->rs, &c, &ignored);
 	}
 	free(ipid);
-	free(ipid_file);
 }
 
 /* Session files: sessions/<pid> holding "<start time> <stem>" (the start time
@@ -555,8 +552,12 @@ void sb_box_end_sessions(struct sb_box *b)
 			if (fd >= 0) {
 				end += strspn(end, " ");
 				end[strcspn(end, "\n")] = '\0';
-				if (*end)
-					kill_inside(b, end);
+				/* the host `runsc exec` exits as soon as its process
+				 * inside is gone: its exit means the pty is released */
+				char *ipid_file = *end ? sb_strdupf("%s.ipid", end) : NULL;
+				if (ipid_file)
+					sb_box_kill_inside(b, ipid_file);
+				free(ipid_file);
 				pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 			}
 		}

@@ -32,24 +32,6 @@ static void append_if_file(int fd)
 		fcntl(fd, F_SETFL, fl | O_APPEND);
 }
 
-/* On a deadline only the host `runsc exec` is killed; the command inside
- * would run on. Its pid inside (--internal-pid-file) lets runsc kill it too. */
-static void kill_inside(struct sb_box *b, const char *ipid_file)
-{
-	char *ipid = NULL;
-	struct sb_error ignored;
-
-	if (sb_fs_read_file(&ipid, NULL, ipid_file, 64, NULL) == 0) {
-		ipid[strcspn(ipid, "\n")] = '\0';
-		struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_KILL);
-		c.target_pid = ipid;
-		c.signal = "KILL";
-		c.proc.timeout_ms = 10000;
-		sb_runsc_run(NULL, b->rs, &c, &ignored);
-	}
-	free(ipid);
-}
-
 static int alive(struct sb_box *b)
 {
 	struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_STATE);
@@ -139,8 +121,10 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	out->out_len = res.out_len;
 	out->errout = res.errout;
 	out->err_len = res.err_len;
+	/* on a deadline only the host `runsc exec` was killed: the command
+	 * inside would run on */
 	if (rc == SB_ERR_TIMEOUT && ipid_file)
-		kill_inside(&b, ipid_file);
+		sb_box_kill_inside(&b, ipid_file);
 	if (ipid_file)
 		unlink(ipid_file);
 	free(ipid_file);
