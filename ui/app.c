@@ -732,11 +732,14 @@ int ui_run(const struct ui_options *opts)
 		ui_action_bootstrap(&app);
 	rc = loop(&app);
 	/* leaving: shells end, sandboxes stay as they are */
+	char left[512];
 	ui_shells_close(&app, NULL);
-	ui_jobs_abandon(&app);
+	ui_jobs_abandon(&app, left, sizeof(left));
 	close_overlay(&app);
 	delete_windows(&app);
 	restore_terminal();
+	if (left[0])
+		fprintf(stderr, _("sandbench: still running in the background: %s\n"), left);
 	ui_images_free(&app);
 	sb_sandbox_list_free(app.sbx, app.n_sbx);
 	free(app.order);

@@ -1,6 +1,6 @@
 /* Long operations (create, stop, restore, remove, pull, reap) run in a child
  * process so the screen never freezes; the child reports progress, log events
- * and its result as lines on a pipe that the poll loop reads:
+ * and its result as lines on a socket that the poll loop reads:
  *   P <phase> <layer> <layers> <done> <total> <item>
  *   E <0|1> <text>
  *   D <text>            (a result for the done callback)
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,12 +59,14 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* MSG_NOSIGNAL: once the workbench has quit, the job goes on and its lines
+ * are dropped (EPIPE) instead of killing it with SIGPIPE. */
 static void put_line(int fd, const char *line)
 {
 	size_t len = strlen(line);
 
 	while (len) {
-		ssize_t n = write(fd, line, len);
+		ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -137,7 +140,10 @@ static void run_child(const char *root_path, int fd, ui_job_fn fn, void *arg)
 	int rc, null = open("/dev/null", O_RDWR);
 	sigset_t none;
 
-	/* the terminal belongs to the workbench: the child talks through fd 3 only */
+	/* the terminal belongs to the workbench: the child talks through fd 3
+	 * only, in a session of its own, so that the terminal's hang-up after
+	 * the workbench quit does not end it */
+	setsid();
 	dup2(fd, 3);
 	if (null >= 0) {
 		dup2(null, 0);
@@ -167,7 +173,7 @@ int ui_job_start(struct ui_app *app, const char *label, ui_job_fn fn, void *arg,
 	struct ui_job *job = calloc(1, sizeof(*job));
 	int p[2];
 
-	if (!job || pipe2(p, O_CLOEXEC) < 0) {
+	if (!job || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
 		free(job);
 		ui_app_message(app, 1, _("cannot start '%s': %s"), label, strerror(errno));
 		if (free_arg)
@@ -352,10 +358,13 @@ int ui_jobs_describe(struct ui_app *app, char *buf, size_t size)
 	return 1;
 }
 
-void ui_jobs_abandon(struct ui_app *app)
+void ui_jobs_abandon(struct ui_app *app, char *left, size_t size)
 {
-	/* on quit: operations the user started (and the reaper) finish on their
-	 * own, nobody waits for their result; quiet probes are simply ended */
+	size_t used = 0;
+
+	/* operations the user started (and the reaper) finish on their own,
+	 * nobody waits for their result; quiet probes are simply ended */
+	left[0] = '\0';
 	while (app->jobs) {
 		struct ui_job *job = app->jobs;
 		app->jobs = job->next;
@@ -364,6 +373,8 @@ void ui_jobs_abandon(struct ui_app *app)
 			kill(job->pid, SIGTERM);
 			while (waitpid(job->pid, NULL, 0) < 0 && errno == EINTR)
 				;
+		} else if (used < size) {
+			used += (size_t)snprintf(left + used, size - used, "%s%s", used ? ", " : "", job->label);
 		}
 		sb_proc_keep(job->pid, 0);
 		if (job->free_arg)

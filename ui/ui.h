@@ -221,7 +221,7 @@ void ui_shells_list_draw(struct ui_app *app);
 void ui_shells_list_key(struct ui_app *app, int key);
 int ui_shells_want_render(struct ui_app *app);
 
-/* jobs.c: long operations in a child process, results through a pipe */
+/* jobs.c: long operations in a child process, results through a socket */
 struct ui_job_ctx;
 typedef int (*ui_job_fn)(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err);
 typedef void (*ui_job_done_fn)(struct ui_app *app, int rc, const char *message, void *arg);
@@ -242,7 +242,9 @@ size_t ui_jobs_running(struct ui_app *app);
 /* The label and progress of the newest running job for the status line. */
 int ui_jobs_describe(struct ui_app *app, char *buf, size_t size);
 int ui_jobs_busy(struct ui_app *app, const char *label_prefix);
-void ui_jobs_abandon(struct ui_app *app);
+/* On quit: the user's operations go on without us; their labels, comma
+ * separated, go to left ("" when none). */
+void ui_jobs_abandon(struct ui_app *app, char *left, size_t size);
 
 /* actions.c: the lifecycle actions on sandboxes */
 void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_info *info);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs.h"
 #include "harness.h"
@@ -225,6 +227,54 @@ Test(tui, create_through_the_form)
 	cr_assert_str_eq(state ? state : "", "running");
 	free(state);
 	quit(t);
+}
+
+static int file_exists(void *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static int is_running(void *name)
+{
+	char *state = cli_state(name);
+	int running_now = state && !strcmp(state, "running");
+
+	free(state);
+	return running_now;
+}
+
+Test(tui, quitting_says_which_operations_go_on)
+{
+	/* runsc start waits at a gate the test opens after the workbench quit */
+	char *wrapper = sb_strdupf("%s.runsc", root_dir), *gate = sb_strdupf("%s.gate", root_dir);
+	char *marker = sb_strdupf("%s.at-start", root_dir);
+	char *script = sb_strdupf("#!/bin/sh\n"
+				  "for a; do case \"$a\" in start) : > '%s'; read x < '%s';; esac; done\n"
+				  "exec runsc \"$@\"\n", marker, gate);
+	cr_assert_eq(mkfifo(gate, 0600), 0);
+	cr_assert_eq(sb_fs_write_atomic(wrapper, script, strlen(script), 0755, NULL), 0);
+	char *env_runsc = sb_strdupf("SANDBENCH_RUNSC=%s", wrapper);
+	const char *env[] = { env_runsc, NULL };
+	struct tui *t = open_tui(NULL, env);
+
+	tui_send(t, "c");
+	cr_assert_eq(tui_wait_text(t, "Create a sandbox", WAIT), 0);
+	tui_send(t, "late\r");
+	cr_assert(tu_wait_for(file_exists, marker, 60000), "the create reached runsc start");
+	tui_send(t, "q");
+	cr_assert_eq(tui_wait_text(t, "still running in the background: creating late", WAIT), 0, "%s",
+		     tui_screen(t));
+	running = NULL;
+	cr_assert_eq(tui_finish(t, WAIT), 0);
+
+	/* and it does go on: the sandbox comes up once runsc may start it */
+	FILE *g = fopen(gate, "w");
+	cr_assert_not_null(g);
+	fputs("go\n", g);
+	fclose(g);
+	cr_assert(tu_wait_for(is_running, "late", 60000), "the create finished after the workbench quit");
+	unlink(gate), unlink(wrapper), unlink(marker);
+	free(wrapper), free(gate), free(marker), free(script), free(env_runsc);
 }
 
 Test(tui, attached_shell_runs_commands)
