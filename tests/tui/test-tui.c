@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 static char *root_dir;
 static struct tui *running;   /* ended by the teardown when a test failed half-way */
 static char *registry_stop;   /* the command that stops a test's registry */
+static char *gate_dir;        /* a runsc wrapper whose start waits at a FIFO, and the FIFO */
 static char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
 
 static void setup(void)
@@ -38,6 +40,39 @@ static void setup(void)
 	sb_root_close(root);
 }
 
+static char *cli_state(const char *name);
+
+static int file_exists(void *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static int is_running(void *name)
+{
+	char *state = cli_state(name);
+	int up = state && !strcmp(state, "running");
+
+	free(state);
+	return up;
+}
+
+/* The create held at the gate (sandbox "late") goes on, and is running when
+ * this returns 1. The teardown calls it too, for a test that failed before it
+ * opened the gate. */
+static int open_gate(int timeout_ms)
+{
+	char *marker = sb_strdupf("%s/at-start", gate_dir), *gate = sb_strdupf("%s/gate", gate_dir);
+	/* non-blocking: opening fails unless the wrapper waits at the gate */
+	int fd = access(marker, F_OK) == 0 ? open(gate, O_WRONLY | O_NONBLOCK) : -1;
+	int up = fd >= 0 && write(fd, "go\n", 3) == 3 && tu_wait_for(is_running, "late", timeout_ms);
+
+	if (fd >= 0)
+		close(fd);
+	free(marker);
+	free(gate);
+	return up;
+}
+
 static void teardown(void)
 {
 	struct sb_root *root;
@@ -48,6 +83,12 @@ static void teardown(void)
 		tu_sh("%s", registry_stop);
 		free(registry_stop);
 		registry_stop = NULL;
+	}
+	if (gate_dir) {
+		open_gate(60000);
+		tu_remove(gate_dir);
+		free(gate_dir);
+		gate_dir = NULL;
 	}
 	struct sb_sandbox_info *list;
 	size_t n;
@@ -229,25 +270,12 @@ Test(tui, create_through_the_form)
 	quit(t);
 }
 
-static int file_exists(void *path)
-{
-	return access(path, F_OK) == 0;
-}
-
-static int is_running(void *name)
-{
-	char *state = cli_state(name);
-	int running_now = state && !strcmp(state, "running");
-
-	free(state);
-	return running_now;
-}
-
 Test(tui, quitting_says_which_operations_go_on)
 {
-	/* runsc start waits at a gate the test opens after the workbench quit */
-	char *wrapper = sb_strdupf("%s.runsc", root_dir), *gate = sb_strdupf("%s.gate", root_dir);
-	char *marker = sb_strdupf("%s.at-start", root_dir);
+	/* runsc start waits at a gate that opens after the workbench quit */
+	gate_dir = tu_tempdir("tui-gate");
+	char *wrapper = sb_strdupf("%s/runsc", gate_dir), *gate = sb_strdupf("%s/gate", gate_dir);
+	char *marker = sb_strdupf("%s/at-start", gate_dir);
 	char *script = sb_strdupf("#!/bin/sh\n"
 				  "for a; do case \"$a\" in start) : > '%s'; read x < '%s';; esac; done\n"
 				  "exec runsc \"$@\"\n", marker, gate);
@@ -268,12 +296,7 @@ Test(tui, quitting_says_which_operations_go_on)
 	cr_assert_eq(tui_finish(t, WAIT), 0);
 
 	/* and it does go on: the sandbox comes up once runsc may start it */
-	FILE *g = fopen(gate, "w");
-	cr_assert_not_null(g);
-	fputs("go\n", g);
-	fclose(g);
-	cr_assert(tu_wait_for(is_running, "late", 60000), "the create finished after the workbench quit");
-	unlink(gate), unlink(wrapper), unlink(marker);
+	cr_assert(open_gate(60000), "the create finished after the workbench quit");
 	free(wrapper), free(gate), free(marker), free(script), free(env_runsc);
 }
 
