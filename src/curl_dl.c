@@ -41,11 +41,6 @@ int sb_curl_load(struct sb_error *err)
 	return sb_dynlib_load(&lib, err);
 }
 
-static int loaded(void)
-{
-	return __atomic_load_n(&lib.state, __ATOMIC_ACQUIRE) == 1;
-}
-
 SB_DYNLIB_FORWARDER CURL *curl_easy_init(void)
 {
 	return sb_curl_load(NULL) == 0 ? api.easy_init() : NULL;
@@ -92,13 +87,13 @@ SB_DYNLIB_FORWARDER CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
 
 SB_DYNLIB_FORWARDER void curl_easy_cleanup(CURL *curl)
 {
-	if (loaded())
+	if (sb_dynlib_loaded(&lib))
 		api.easy_cleanup(curl);
 }
 
 SB_DYNLIB_FORWARDER const char *curl_easy_strerror(CURLcode code)
 {
-	return loaded() ? api.easy_strerror(code) : lib.error;
+	return sb_dynlib_loaded(&lib) ? api.easy_strerror(code) : lib.error;
 }
 
 SB_DYNLIB_FORWARDER char *curl_easy_escape(CURL *curl, const char *s, int length)
@@ -108,7 +103,7 @@ SB_DYNLIB_FORWARDER char *curl_easy_escape(CURL *curl, const char *s, int length
 
 SB_DYNLIB_FORWARDER void curl_free(void *p)
 {
-	if (loaded())
+	if (sb_dynlib_loaded(&lib))
 		api.free(p);
 }
 
@@ -119,6 +114,6 @@ SB_DYNLIB_FORWARDER struct curl_slist *curl_slist_append(struct curl_slist *list
 
 SB_DYNLIB_FORWARDER void curl_slist_free_all(struct curl_slist *list)
 {
-	if (loaded())
+	if (sb_dynlib_loaded(&lib))
 		api.slist_free_all(list);
 }

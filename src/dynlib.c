@@ -27,6 +27,11 @@ static int load(struct sb_dynlib *lib)
 	return 1;
 }
 
+int sb_dynlib_loaded(const struct sb_dynlib *lib)
+{
+	return __atomic_load_n(&lib->state, __ATOMIC_ACQUIRE) == 1;
+}
+
 int sb_dynlib_load(struct sb_dynlib *lib, struct sb_error *err)
 {
 	int state = __atomic_load_n(&lib->state, __ATOMIC_ACQUIRE);

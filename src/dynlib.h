@@ -33,5 +33,7 @@ struct sb_dynlib {
 /* Loads the library and fills every symbol slot, once (thread-safe); later
  * calls return the first outcome. SB_ERR_PREREQ names the package. */
 int sb_dynlib_load(struct sb_dynlib *lib, struct sb_error *err);
+/* 1 when an earlier sb_dynlib_load succeeded (loads nothing itself). */
+int sb_dynlib_loaded(const struct sb_dynlib *lib);
 
 #endif

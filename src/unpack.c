@@ -556,15 +556,13 @@ static int unpack_entries(struct unpacker *u)
 int sb_unpack_layer(int root_fd, const char *layer_path, const struct sb_unpack_limits *limits,
 		    const struct sb_progress *progress, struct sb_error *err)
 {
-	struct unpacker *u = calloc(1, sizeof(*u));
+	struct unpacker *u;
 	int fd = -1, cwd = -1, rc;
 	struct stat st;
 
-	if ((rc = sb_archive_load(err)) < 0) {
-		free(u);
+	if ((rc = sb_archive_load(err)) < 0)
 		return rc;
-	}
-	if (!u)
+	if (!(u = calloc(1, sizeof(*u))))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	u->root_fd = root_fd;
 	u->tar_fd = -1;

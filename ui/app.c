@@ -415,6 +415,14 @@ static void render(struct ui_app *app, int force_shell)
 
 /* ---- keys ---- */
 
+void ui_overlay_close(struct ui_app *app)
+{
+	free(app->overlay_state);
+	app->overlay_state = NULL;
+	app->overlay = UI_OV_NONE;
+	app->dirty = 1;
+}
+
 static void close_overlay(struct ui_app *app)
 {
 	switch (app->overlay) {
@@ -428,9 +436,7 @@ static void close_overlay(struct ui_app *app)
 		ui_confirm_close(app);
 		break;
 	default:
-		free(app->overlay_state);
-		app->overlay_state = NULL;
-		app->overlay = UI_OV_NONE;
+		ui_overlay_close(app);
 		break;
 	}
 }

@@ -38,12 +38,9 @@ void ui_confirm_open(struct ui_app *app, const char *title, const char *text, co
 
 void ui_confirm_close(struct ui_app *app)
 {
-	if (app->overlay != UI_OV_CONFIRM)
-		return;
-	free(app->overlay_state);
-	app->overlay_state = NULL;
-	app->overlay = UI_OV_NONE;
-	app->dirty = 1;
+	/* on_yes may have opened another overlay meanwhile */
+	if (app->overlay == UI_OV_CONFIRM)
+		ui_overlay_close(app);
 }
 
 static size_t cat(char *buf, size_t size, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

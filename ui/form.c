@@ -57,12 +57,8 @@ void ui_form_open(struct ui_app *app)
 
 void ui_form_close(struct ui_app *app)
 {
-	if (app->overlay != UI_OV_FORM)
-		return;
-	free(app->overlay_state);
-	app->overlay_state = NULL;
-	app->overlay = UI_OV_NONE;
-	app->dirty = 1;
+	if (app->overlay == UI_OV_FORM)
+		ui_overlay_close(app);
 }
 
 static const char *value(const struct form *f, enum field i)

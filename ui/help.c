@@ -49,10 +49,7 @@ void ui_viewer_close(struct ui_app *app)
 	for (size_t i = 0; i < v->n; i++)
 		free(v->lines[i]);
 	free(v->lines);
-	free(v);
-	app->overlay_state = NULL;
-	app->overlay = UI_OV_NONE;
-	app->dirty = 1;
+	ui_overlay_close(app);   /* frees v itself */
 }
 
 void ui_viewer_draw(struct ui_app *app)

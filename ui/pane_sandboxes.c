@@ -79,10 +79,7 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 		sb_units_format_duration(buf, size, s->idle_seconds);
 		break;
 	case UI_COL_EXPIRES:
-		if (s->expires_in < 0)
-			snprintf(buf, size, "-");
-		else
-			sb_units_format_duration(buf, size, s->expires_in);
+		sb_units_format_duration(buf, size, s->expires_in);
 		break;
 	case UI_COL_NET:
 		snprintf(buf, size, "%s", s->rec.network ? _("on") : _("off"));
@@ -315,7 +312,7 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 		snprintf(buf, sizeof(buf), _("%s, then %s"), t, sb_expiry_action_name(s->rec.expiry_action));
 		line_pair(line, ctx, _("Idle timeout"), buf, 0);
 		sb_units_format_duration(t, sizeof(t), s->expires_in);
-		line_pair(line, ctx, _("Expires in"), s->expires_in < 0 ? "-" : t, s->expires_in >= 0 && s->expires_in < 60);
+		line_pair(line, ctx, _("Expires in"), t, s->expires_in >= 0 && s->expires_in < 60);
 	}
 	sb_units_format_duration(t, sizeof(t), s->idle_seconds);
 	line_pair(line, ctx, _("Idle"), t, 0);

@@ -56,26 +56,18 @@ void ui_prompt_open(struct ui_app *app, const char *label, const char *initial, 
 	app->dirty = 1;
 }
 
-static void close_prompt(struct ui_app *app)
-{
-	free(app->overlay_state);
-	app->overlay_state = NULL;
-	app->overlay = UI_OV_NONE;
-	app->dirty = 1;
-}
-
 void ui_prompt_key(struct ui_app *app, int key)
 {
 	struct prompt *p = app->overlay_state;
 
 	app->dirty = 1;
 	if (key == 27) {
-		close_prompt(app);
+		ui_overlay_close(app);
 	} else if (key == '\n' || key == '\r' || key == UI_KEY_FN + KEY_ENTER) {
 		char text[512];
 		ui_prompt_fn fn = p->fn;
 		snprintf(text, sizeof(text), "%s", p->text);
-		close_prompt(app);
+		ui_overlay_close(app);
 		if (text[0])
 			fn(app, text);
 	} else {

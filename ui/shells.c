@@ -388,14 +388,6 @@ void ui_shells_list_open(struct ui_app *app)
 	app->dirty = 1;
 }
 
-static void list_close(struct ui_app *app)
-{
-	free(app->overlay_state);
-	app->overlay_state = NULL;
-	app->overlay = UI_OV_NONE;
-	app->dirty = 1;
-}
-
 void ui_shells_list_draw(struct ui_app *app)
 {
 	struct shell_list *l = app->overlay_state;
@@ -426,19 +418,19 @@ void ui_shells_list_key(struct ui_app *app, int key)
 		l->selected++;
 	else if (a == UI_ACT_SHELL && l->selected < app->n_shells) {
 		size_t sel = l->selected;
-		list_close(app);
+		ui_overlay_close(app);
 		ui_shell_focus(app, (int)sel);
 		return;
 	} else if (a == UI_ACT_REMOVE && l->selected < app->n_shells) {
 		drop(app, l->selected, _("closed from the list"));
 		if (app->n_shells == 0) {
-			list_close(app);
+			ui_overlay_close(app);
 			return;
 		}
 		if (l->selected >= app->n_shells)
 			l->selected = app->n_shells - 1;
 	} else if (key == 27 || a == UI_ACT_QUIT || a == UI_ACT_SHELLS) {
-		list_close(app);
+		ui_overlay_close(app);
 		return;
 	}
 	app->dirty = 1;

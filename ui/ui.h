@@ -168,6 +168,9 @@ void ui_eventlog_free(void);
 /* statusline.c */
 void ui_statusline_draw(struct ui_app *app, WINDOW *w);
 
+/* Ends the overlay, freeing its state block (the viewer frees its lines first). */
+void ui_overlay_close(struct ui_app *app);
+
 /* help.c and the text viewer (inspect) */
 void ui_help_open(struct ui_app *app);
 void ui_viewer_open(struct ui_app *app, const char *title, const char *text);

@@ -292,6 +292,21 @@ Test(foundation, lazy_library_missing_names_its_package)
 	cr_assert_eq(sb_crypto_load(&err), 0, "%s", err.msg);
 }
 
+/* The program itself needs none of them to start: an exec or an ls pays for
+ * neither their loading nor their relocations. */
+Test(foundation, lazy_libraries_are_not_linked_into_sandbench)
+{
+	char *bin = tu_buildpath("sandbench");
+	char *needed = tu_sh_out("readelf -d '%s' | grep NEEDED", bin);
+
+	cr_assert(needed && strstr(needed, "libjansson"), "readelf lists the linked libraries: %s", needed);
+	cr_assert_null(strstr(needed, "libarchive"), "%s", needed);
+	cr_assert_null(strstr(needed, "libcrypto"), "%s", needed);
+	cr_assert_null(strstr(needed, "libcurl"), "%s", needed);
+	free(needed);
+	free(bin);
+}
+
 Test(foundation, cli_contract)
 {
 	struct tu_run r = tu_sandbench(dir, NULL, "--version", NULL);
