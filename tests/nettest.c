@@ -9,10 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "net_nat.h"
+#include "base/fs.h"
+#include "net/internal.h"
 #include "nettest.h"
-#include "network.h"
+#include "net/network.h"
 #include "testutil.h"
 
 void nt_names_init(struct nt_names *n)

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "digest.h"
-#include "fs.h"
-#include "sandbox.h"
+#include "base/digest.h"
+#include "base/fs.h"
+#include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
 #ifndef SB_SBFIXTURE_H
 #define SB_SBFIXTURE_H
 
-#include "root.h"
+#include "base/root.h"
 
 /* The busybox image (image bootstrap --busybox) in the fixture's root. */
 #define SBF_IMAGE "busybox:test"

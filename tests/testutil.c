@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "proc.h"
+#include "base/fs.h"
+#include "base/proc.h"
 #include "testutil.h"
 
 char *tu_tempdir(const char *tag)

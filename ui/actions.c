@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "i18n.h"
-#include "image_bootstrap.h"
+#include "base/i18n.h"
+#include "image/bootstrap.h"
 #include "ui.h"
-#include "units.h"
+#include "base/units.h"
 
 /* How much "extend" adds to a temporary sandbox's idle timeout. */
 #define EXTEND_SECONDS 3600

@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "draw.h"
-#include "i18n.h"
-#include "proc.h"
+#include "base/i18n.h"
+#include "base/proc.h"
 #include "theme.h"
 #include "ui.h"
 

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "draw.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "ui.h"
 
 #define EVENTS_MAX 200

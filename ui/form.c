@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "draw.h"
-#include "i18n.h"
-#include "settings.h"
+#include "base/i18n.h"
+#include "sandbox/settings.h"
 #include "ui.h"
-#include "units.h"
+#include "base/units.h"
 
 enum field { F_NAME, F_IMAGE, F_KIND, F_IDLE, F_NETWORK, F_EXCHANGE, F_MOUNTS, F_MEMORY, F_COUNT };
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "draw.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "ui.h"
 
 struct viewer {

@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "i18n.h"
+#include "base/i18n.h"
 #include "theme.h"
-#include "proc.h"
-#include "progress.h"
+#include "base/proc.h"
+#include "base/progress.h"
 #include "ui.h"
-#include "units.h"
+#include "base/units.h"
 
 struct ui_job {
 	struct ui_job *next;

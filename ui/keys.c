@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
-#include "i18n.h"
+#include "base/fs.h"
+#include "base/i18n.h"
 #include "keys.h"
 
 /* The names are the keys.conf words; N_() because the status line hints show

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/error.h"
 
 enum ui_action {
 	UI_ACT_NONE = 0,

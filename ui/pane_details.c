@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "draw.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "ui.h"
 
 struct details_ctx {

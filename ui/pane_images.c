@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 
 #include "draw.h"
-#include "i18n.h"
-#include "image_store.h"
-#include "registry.h"
+#include "base/i18n.h"
+#include "image/store.h"
+#include "registry/registry.h"
 #include "ui.h"
-#include "units.h"
+#include "base/units.h"
 
 struct images {
 	struct sb_image_info *list;

@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "draw.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "ui.h"
-#include "units.h"
+#include "base/units.h"
 
 static const struct {
 	const char *header;      /* N_() */

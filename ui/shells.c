@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "draw.h"
-#include "fs.h"
-#include "i18n.h"
+#include "base/fs.h"
+#include "base/i18n.h"
 #include "pty.h"
 #include "term.h"
 #include "term_view.h"

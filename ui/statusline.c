@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "draw.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "ui.h"
 
 static int hint(WINDOW *w, int x, int width, const struct ui_app *app, enum ui_action a)

@@ -12,8 +12,8 @@
 
 #include "keys.h"
 #include "layout.h"
-#include "root.h"
-#include "sandbox.h"
+#include "base/root.h"
+#include "sandbox/sandbox.h"
 
 struct ui_app;
 

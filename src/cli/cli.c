@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "i18n.h"
+#include "base/i18n.h"
 
 static const struct {
 	int code;

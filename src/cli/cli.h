@@ -4,8 +4,8 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "root.h"
+#include "base/error.h"
+#include "base/root.h"
 
 struct sb_cli {
 	const char *root_path;   /* --root, else $SANDBENCH_ROOT, else the default */

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cli_sandbox.h"
-#include "digest.h"
-#include "i18n.h"
-#include "record.h"
+#include "base/digest.h"
+#include "base/i18n.h"
+#include "sandbox/record.h"
 
 const char *sb_cli_onoff(int on)
 {

@@ -5,7 +5,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 /* The --json form of a sandbox (ls, inspect, create). */
 json_t *sb_cli_sandbox_json(const struct sb_sandbox_info *info);

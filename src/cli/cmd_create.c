@@ -7,11 +7,11 @@
 
 #include "cli.h"
 #include "cli_sandbox.h"
-#include "clock.h"
-#include "i18n.h"
-#include "sandbox.h"
-#include "settings.h"
-#include "units.h"
+#include "base/clock.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/settings.h"
+#include "base/units.h"
 
 #define MAX_ITEMS 64
 

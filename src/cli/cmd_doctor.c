@@ -4,8 +4,8 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "doctor.h"
-#include "i18n.h"
+#include "sandbox/doctor.h"
+#include "base/i18n.h"
 
 static const char *const status_names[] = {
 	[SB_CHECK_OK] = "ok",

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "i18n.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
 
 #define MAX_ENV 128
 

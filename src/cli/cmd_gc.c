@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "gc.h"
-#include "i18n.h"
+#include "sandbox/gc.h"
+#include "base/i18n.h"
 
 static int gc_run(struct sb_cli *cli, int argc, char **argv)
 {

@@ -2,7 +2,7 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
+#include "base/i18n.h"
 
 static const struct sb_cli_command *const image_commands[] = {
 	&sb_cmd_image_bootstrap,

@@ -5,7 +5,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "image_store.h"
+#include "image/store.h"
 
 extern const struct sb_cli_command sb_cmd_image_bootstrap;
 extern const struct sb_cli_command sb_cmd_image_import;

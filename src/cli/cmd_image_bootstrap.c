@@ -5,8 +5,8 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
-#include "image_bootstrap.h"
+#include "base/i18n.h"
+#include "image/bootstrap.h"
 #include "progress.h"
 
 static const char *const kind_names[] = {

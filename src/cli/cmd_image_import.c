@@ -5,8 +5,8 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
-#include "image_import.h"
+#include "base/i18n.h"
+#include "image/import.h"
 #include "progress.h"
 
 static int import_run(struct sb_cli *cli, int argc, char **argv)

@@ -5,9 +5,9 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
-#include "image_store.h"
-#include "units.h"
+#include "base/i18n.h"
+#include "image/store.h"
+#include "base/units.h"
 
 static void print_list(const char *label, char *const *items, size_t n)
 {

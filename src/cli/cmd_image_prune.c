@@ -4,9 +4,9 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
-#include "image_store.h"
-#include "units.h"
+#include "base/i18n.h"
+#include "image/store.h"
+#include "base/units.h"
 
 static int prune_run(struct sb_cli *cli, int argc, char **argv)
 {

@@ -6,9 +6,9 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "progress.h"
-#include "registry.h"
+#include "registry/registry.h"
 
 static int pull_run(struct sb_cli *cli, int argc, char **argv)
 {

@@ -5,8 +5,8 @@
 
 #include "cli.h"
 #include "cmd_image.h"
-#include "i18n.h"
-#include "image_store.h"
+#include "base/i18n.h"
+#include "image/store.h"
 
 static void warn_broken(const char *what, const struct sb_image_removal *r)
 {

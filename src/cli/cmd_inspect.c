@@ -6,9 +6,9 @@
 
 #include "cli.h"
 #include "cli_sandbox.h"
-#include "i18n.h"
-#include "sandbox.h"
-#include "units.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
+#include "base/units.h"
 
 static void print_time(const char *label, long long t)
 {

@@ -5,9 +5,9 @@
 
 #include "cli.h"
 #include "cli_sandbox.h"
-#include "i18n.h"
-#include "sandbox.h"
-#include "units.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
+#include "base/units.h"
 
 enum ls_column { COL_NAME, COL_STATE, COL_KIND, COL_IDLE, COL_EXPIRES, COL_NET, COL_IMAGE, COL_OWNER, COL_COUNT };
 

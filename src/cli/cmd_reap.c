@@ -6,10 +6,10 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "clock.h"
-#include "i18n.h"
-#include "sandbox.h"
-#include "units.h"
+#include "base/clock.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
+#include "base/units.h"
 
 static int reap_once(struct sb_root *root, unsigned flags, int json)
 {

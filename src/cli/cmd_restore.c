@@ -2,8 +2,8 @@
 
 #include "cli.h"
 #include "cli_sandbox.h"
-#include "i18n.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
 
 static int restore_run(struct sb_cli *cli, int argc, char **argv)
 {

@@ -3,8 +3,8 @@
 #include <getopt.h>
 
 #include "cli.h"
-#include "i18n.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
 
 static int rm_run(struct sb_cli *cli, int argc, char **argv)
 {

@@ -7,9 +7,9 @@
 #include <sys/random.h>
 
 #include "cli.h"
-#include "i18n.h"
-#include "proc.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "base/proc.h"
+#include "sandbox/sandbox.h"
 
 static volatile sig_atomic_t got_signal;
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "i18n.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
 
 /* Copies what is readable from one fd to another; -1 at EOF or error (EIO on a
  * pty master means the shell is gone). */

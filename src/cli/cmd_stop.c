@@ -2,8 +2,8 @@
 
 #include "cli.h"
 #include "cli_sandbox.h"
-#include "i18n.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
 
 static int stop_by_user(struct sb_root *root, const char *name, struct sb_error *err)
 {

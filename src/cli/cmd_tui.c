@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "ui.h"
 
 static int tui_run(struct sb_cli *cli, int argc, char **argv)

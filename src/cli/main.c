@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "i18n.h"
-#include "log.h"
-#include "sandbox.h"
+#include "base/i18n.h"
+#include "base/log.h"
+#include "sandbox/sandbox.h"
 
 /* Every top-level command; groups (image) dispatch again from their own file. */
 static const struct sb_cli_command *const commands[] = {

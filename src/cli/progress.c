@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "i18n.h"
+#include "base/i18n.h"
 #include "progress.h"
-#include "units.h"
+#include "base/units.h"
 
 static const char *const phase_names[] = {
 	[SB_PROGRESS_RESOLVE] = N_("resolving"),

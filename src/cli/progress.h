@@ -7,7 +7,7 @@
 #include <time.h>
 
 /* the library's struct sb_progress (a plain "progress.h" would find this file) */
-#include "../progress.h"
+#include "base/progress.h"
 
 struct sb_cli_progress {
 	struct sb_progress base;   /* hand &p->base to the library */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "root.h"
-#include "sandbox.h"
+#include "base/root.h"
+#include "sandbox/sandbox.h"
 
 static int cmp(const void *a, const void *b)
 {

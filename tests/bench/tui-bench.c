@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fs.h"
+#include "base/clock.h"
+#include "base/fs.h"
 #include "harness.h"
-#include "image_bootstrap.h"
-#include "record.h"
-#include "root.h"
-#include "sandbox.h"
+#include "image/bootstrap.h"
+#include "sandbox/record.h"
+#include "base/root.h"
+#include "sandbox/sandbox.h"
 #include "testutil.h"
 
 #define RECORDS 1000

@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "unpack.h"
+#include "image/internal.h"
 
 int main(int argc, char **argv)
 {

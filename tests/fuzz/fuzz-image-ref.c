@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "image_ref.h"
+#include "image/ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include "fuzz.h"
-#include "image_manifest.h"
+#include "image/manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "base/fs.h"
 #include "fuzz.h"
-#include "unpack.h"
+#include "image/internal.h"
 
 static char dir[] = "/var/tmp/sbtest-fuzz-unpack-XXXXXX";
 static char *layer, *root;

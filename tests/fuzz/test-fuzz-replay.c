@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "base/fs.h"
 #include "fuzz.h"
 #include "testutil.h"
 

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "gc.h"
-#include "record.h"
+#include "base/fs.h"
+#include "sandbox/gc.h"
+#include "sandbox/record.h"
 #include "sbfixture.h"
 #include "testutil.h"
 

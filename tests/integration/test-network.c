@@ -15,14 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "jsonfile.h"
-#include "net_nat.h"
+#include "base/fs.h"
+#include "base/jsonfile.h"
+#include "net/internal.h"
 #include "nettest.h"
-#include "net_netstack.h"
-#include "network.h"
-#include "proc.h"
-#include "root.h"
+#include "net/network.h"
+#include "base/proc.h"
+#include "base/root.h"
 #include "testutil.h"
 
 static char *dir;

@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "blob_store.h"
-#include "fs.h"
-#include "registry.h"
-#include "root.h"
+#include "image/blob_store.h"
+#include "base/fs.h"
+#include "registry/registry.h"
+#include "base/root.h"
 #include "testutil.h"
 
 /* Test images are built once per run (make-images.sh) and shared read-only. */

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "base/fs.h"
 #include "nettest.h"
-#include "network.h"
-#include "sandbox.h"
+#include "net/network.h"
+#include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
 

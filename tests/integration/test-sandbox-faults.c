@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "sandbox.h"
+#include "base/fs.h"
+#include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
 

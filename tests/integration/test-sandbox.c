@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fs.h"
-#include "proc.h"
-#include "record.h"
-#include "sandbox.h"
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/proc.h"
+#include "sandbox/record.h"
+#include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
 

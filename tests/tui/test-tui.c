@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "base/fs.h"
 #include "harness.h"
-#include "image_bootstrap.h"
-#include "root.h"
-#include "sandbox.h"
+#include "image/bootstrap.h"
+#include "base/root.h"
+#include "sandbox/sandbox.h"
 #include "testutil.h"
 
 #define WAIT 30000   /* deadline of one screen condition (runsc on 2 busy cores) */

@@ -11,15 +11,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "archive_dl.h"
-#include "blob_store.h"
-#include "crypto_dl.h"
-#include "digest.h"
-#include "dynlib.h"
-#include "fs.h"
-#include "jsonfile.h"
-#include "proc.h"
-#include "root.h"
+#include "base/archive_dl.h"
+#include "image/blob_store.h"
+#include "base/crypto_dl.h"
+#include "base/digest.h"
+#include "base/internal.h"
+#include "base/fs.h"
+#include "base/jsonfile.h"
+#include "base/proc.h"
+#include "base/root.h"
 #include "testutil.h"
 
 static char *dir;

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "image_manifest.h"
+#include "image/manifest.h"
 
 #define S(x) x, strlen(x)
 

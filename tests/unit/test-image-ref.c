@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image_ref.h"
+#include "image/ref.h"
 
 struct ref_case {
 	const char *in, *canonical;

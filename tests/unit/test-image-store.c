@@ -16,13 +16,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "blob_store.h"
-#include "digest.h"
-#include "fs.h"
-#include "image_bootstrap.h"
-#include "image_import.h"
-#include "image_store.h"
-#include "root.h"
+#include "image/blob_store.h"
+#include "base/digest.h"
+#include "base/fs.h"
+#include "image/bootstrap.h"
+#include "image/import.h"
+#include "image/store.h"
+#include "base/root.h"
 #include "testutil.h"
 
 /* Fixtures, shared by every test (read-only). Criterion runs each test in a

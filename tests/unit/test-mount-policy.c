@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "mount_policy.h"
+#include "base/fs.h"
+#include "sandbox/internal.h"
 #include "testutil.h"
 
 static char *dir;

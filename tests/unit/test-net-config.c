@@ -8,13 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "net_cmd.h"
-#include "net_lease.h"
-#include "net_netstack.h"
-#include "net_resolv.h"
-#include "network.h"
-#include "root.h"
+#include "base/fs.h"
+#include "net/internal.h"
+#include "net/network.h"
+#include "base/root.h"
 #include "testutil.h"
 
 static char *dir;

@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "fs.h"
-#include "jsonfile.h"
-#include "record.h"
-#include "root.h"
-#include "settings.h"
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/jsonfile.h"
+#include "sandbox/record.h"
+#include "base/root.h"
+#include "sandbox/settings.h"
 #include "testutil.h"
-#include "units.h"
+#include "base/units.h"
 
 static char *dir;
 static struct sb_root *root;

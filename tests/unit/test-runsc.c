@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
-#include "root.h"
-#include "runsc.h"
+#include "base/fs.h"
+#include "base/root.h"
+#include "backend/runsc/runsc.h"
 #include "testutil.h"
 
 static char *dir, *fake;

@@ -17,10 +17,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "base/fs.h"
 #include "testutil.h"
-#include "unpack.h"
-#include "unpack_path.h"
+#include "image/internal.h"
 
 #define MTIME 1000000000
 

@@ -1,0 +1,136 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "backend/runsc/spec.h"
+
+#define CPU_PERIOD 100000
+/* pids.limit counts runsc's host threads, not guest processes: a loose cap only */
+#define PIDS_LIMIT 4096
+
+static const char *const default_env[] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=/root",
+	"LANG=C.UTF-8",
+	NULL,
+};
+
+/* The capabilities runsc's own default spec grants; nothing more. */
+static const char *const caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
+static const char *const cap_sets[] = { "bounding", "effective", "permitted", "ambient", NULL };
+static const char *const namespaces[] = { "pid", "ipc", "uts", "mount", NULL };
+
+/* Kernel file systems every container gets. */
+static const struct {
+	const char *dest, *type, *source;
+	const char *opts[5];
+} base_mounts[] = {
+	{ "/proc", "proc", "proc", { NULL } },
+	{ "/dev", "tmpfs", "tmpfs", { "nosuid", "strictatime", "mode=755", "size=65536k", NULL } },
+	{ "/dev/pts", "devpts", "devpts", { "nosuid", "noexec", "newinstance", "ptmxmode=0666", NULL } },
+	{ "/dev/shm", "tmpfs", "shm", { "nosuid", "noexec", "nodev", "mode=1777", NULL } },
+	{ "/sys", "sysfs", "sysfs", { "nosuid", "noexec", "nodev", "ro", NULL } },
+	{ "/tmp", "tmpfs", "tmpfs", { "nosuid", "nodev", "mode=1777", NULL } },
+};
+
+static json_t *str_array(const char *const *v)
+{
+	json_t *a = json_array();
+
+	for (; v && *v; v++)
+		json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
+			unsigned short rows, unsigned short cols)
+{
+	json_t *capobj = json_object();
+
+	for (const char *const *s = cap_sets; *s; s++)
+		json_object_set_new(capobj, *s, str_array(caps));
+	json_t *p = json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:o, s:b, s:[{s:s, s:i, s:i}]}",
+			      "terminal", terminal, "user", "uid", 0, "gid", 0,
+			      "args", str_array((const char *const *)args),
+			      "env", str_array(env ? (const char *const *)env : default_env),
+			      "cwd", cwd ? cwd : "/workspace", "capabilities", capobj, "noNewPrivileges", 1,
+			      "rlimits", "type", "RLIMIT_NOFILE", "hard", 1048576, "soft", 1048576);
+	if (p && terminal && rows && cols)
+		json_object_set_new(p, "consoleSize", json_pack("{s:i, s:i}", "height", rows, "width", cols));
+	return p;
+}
+
+static json_t *bind(const char *src, const char *dest, int ro)
+{
+	return json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", dest, "type", "bind", "source", src, "options",
+			 "rbind", ro ? "ro" : "rw");
+}
+
+static json_t *resources(const struct sb_record *rec)
+{
+	json_t *r = json_pack("{s:{s:I}}", "pids", "limit", (json_int_t)PIDS_LIMIT);
+
+	if (rec->memory)
+		json_object_set_new(r, "memory", json_pack("{s:I}", "limit", (json_int_t)rec->memory));
+	if (rec->cpus > 0)
+		json_object_set_new(r, "cpu", json_pack("{s:I, s:I}", "quota", (json_int_t)(rec->cpus * CPU_PERIOD),
+							 "period", (json_int_t)CPU_PERIOD));
+	return r;
+}
+
+/* The sandbox's init: it only has to stay alive; commands come through exec. */
+static char *const init_args[] = { "/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done", NULL };
+
+int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err)
+{
+	json_t *mounts = json_array(), *ns = json_array();
+
+	*out = NULL;
+	for (size_t i = 0; i < sizeof(base_mounts) / sizeof(base_mounts[0]); i++)
+		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:o}", "destination", base_mounts[i].dest,
+							"type", base_mounts[i].type, "source", base_mounts[i].source,
+							"options", str_array(base_mounts[i].opts)));
+	json_array_append_new(mounts, bind(p->workspace, "/workspace", 0));
+	if (p->exchange)
+		json_array_append_new(mounts, bind(p->exchange, "/exchange", 0));
+	for (size_t i = 0; i < p->rec->n_mounts; i++)
+		json_array_append_new(mounts, bind(p->rec->mounts[i].host, p->rec->mounts[i].path,
+						   p->rec->mounts[i].mode == SB_MOUNT_RO));
+	for (const char *const *n = namespaces; *n; n++)
+		json_array_append_new(ns, json_pack("{s:s}", "type", *n));
+	json_array_append_new(ns, p->netns_path ? json_pack("{s:s, s:s}", "type", "network", "path", p->netns_path)
+						: json_pack("{s:s}", "type", "network"));
+	json_t *doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:{s:o, s:o}}",
+				"ociVersion", "1.0.2",
+				"process", sb_spec_process(init_args, NULL, "/", 0, 0, 0),
+				"root", "path", p->rootfs, "readonly", 0,
+				"hostname", p->rec->name,
+				"mounts", mounts,
+				"linux", "namespaces", ns, "resources", resources(p->rec));
+	if (!doc)
+		return sb_error_set(err, SB_ERR_NOMEM, _("cannot build the runtime spec of sandbox '%s'"), p->rec->name);
+	*out = doc;
+	return 0;
+}
+
+int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct sb_error *err)
+{
+	json_t *doc;
+	int rc = sb_spec_build(&doc, p, err);
+
+	if (rc < 0)
+		return rc;
+	char *path = sb_path_join(bundle_dir, "config.json");
+	/* written afresh before every boot: no fsync needed, a torn file is rewritten */
+	if (!path)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if (json_dump_file(doc, path, JSON_COMPACT) < 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write the runtime spec '%s'"), path);
+	free(path);
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,316 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/i18n.h"
+
+char *sb_strdupf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+char *sb_path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (*b == '/')
+		b++;
+	return sb_strdupf("%.*s/%s", (int)la, a, b);
+}
+
+int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	struct stat st;
+
+	if (n == 0 || n >= sizeof(buf))
+		return sb_error_set(err, SB_ERR_INVALID, _("invalid directory path '%s'"), path);
+	/* every command opens the state root: the common case is one stat */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return sb_error_errno(err, SB_ERR_IO, errno, _("cannot create directory '%s'"), buf);
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return sb_error_set(err, SB_ERR_IO, _("'%s' exists and is not a directory"), path);
+	return 0;
+}
+
+int sb_fs_fsync_dir(const char *dir, struct sb_error *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open directory '%s'"), dir);
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		int e = errno;
+		close(fd);
+		return sb_error_errno(err, SB_ERR_IO, e, _("cannot sync directory '%s'"), dir);
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+		       struct sb_error *err)
+{
+	char *tmp = sb_strdupf("%s.tmp.%ld", path, (long)getpid());
+	char *dir = NULL;
+	int fd, rc = 0;
+
+	if (!tmp)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+		goto out;
+	}
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot replace '%s'"), path);
+		unlink(tmp);
+		goto out;
+	}
+	dir = strdup(path);
+	if (!dir) {
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		goto out;
+	}
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	rc = sb_fs_fsync_dir(dir, err);
+out:
+	free(dir);
+	free(tmp);
+	return rc;
+}
+
+int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (fd < 0)
+		return sb_error_errno(err, errno == ENOENT ? SB_ERR_NOTFOUND : SB_ERR_IO, errno,
+				      _("cannot read '%s'"), path);
+	for (;;) {
+		if (n + 1 >= cap) {
+			/* one byte beyond max tells "too large" from "exactly max" */
+			size_t ncap = cap ? cap * 2 : 4096;
+			if (ncap > max + 2)
+				ncap = max + 2;
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot read '%s'"), path);
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {
+			rc = sb_error_set(err, SB_ERR_LIMIT, _("'%s' is larger than %zu bytes"), path, max);
+			break;
+		}
+	}
+	close(fd);
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+/* Removes the children of the open directory dfd (device dev), then nothing else. */
+static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error *err)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d) {
+		close(dfd);
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), path);
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot inspect '%s/%s'"), path, de->d_name);
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (st.st_dev != dev) {
+				rc = sb_error_set(err, SB_ERR_BUSY,
+						  _("'%s/%s' is a mount point; refusing to remove below it"),
+						  path, de->d_name);
+				break;
+			}
+			int cfd = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (cfd < 0) {
+				rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s/%s'"), path, de->d_name);
+				break;
+			}
+			/* directories without write or search permission still need emptying */
+			fchmod(cfd, 0700);
+			char *sub = sb_path_join(path, de->d_name);
+			rc = sub ? remove_children(cfd, dev, sub, err)
+				 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+			free(sub);
+			if (rc == 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+				rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s/%s'"), path, de->d_name);
+		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT) {
+			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s/%s'"), path, de->d_name);
+		}
+	}
+	if (rc == 0 && errno != 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), path);
+	closedir(d);
+	return rc;
+}
+
+int sb_fs_remove_tree(const char *path, struct sb_error *err)
+{
+	return sb_fs_remove_tree_at(AT_FDCWD, path, err);
+}
+
+int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot inspect '%s'"), path);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dirfd, path, 0) < 0 && errno != ENOENT)
+			return sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), path);
+		return 0;
+	}
+	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), path);
+	rc = remove_children(fd, st.st_dev, path, err);
+	if (rc == 0 && unlinkat(dirfd, path, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = sb_error_errno(err, errno == EBUSY ? SB_ERR_BUSY : SB_ERR_IO, errno,
+				    _("cannot remove '%s'"), path);
+	return rc;
+}
+
+static int tree_size(int dfd, unsigned long long *total, const char *path, struct sb_error *err)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dfd);
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), path);
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			*total += (unsigned long long)st.st_size;
+		} else if (S_ISDIR(st.st_mode)) {
+			int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (cfd >= 0 && tree_size(cfd, total, path, err) < 0) {
+				closedir(d);
+				return err ? err->code : SB_ERR_IO;
+			}
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	*out = 0;
+	if (fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), path);
+	return tree_size(fd, out, path, err);
+}

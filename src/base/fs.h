@@ -1,0 +1,34 @@
+/* Small filesystem helpers: crash-safe writes, directory trees. */
+#ifndef SB_FS_H
+#define SB_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+
+/* Joins path components with '/'; returns a malloc'd string or NULL. */
+char *sb_path_join(const char *a, const char *b);
+/* printf into a fresh malloc'd string; NULL on failure. */
+char *sb_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* mkdir -p with the given mode for created components. */
+int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err);
+/* Writes data to path atomically: temp file in the same directory, fsync,
+ * rename, fsync of the directory. A crash leaves the old or the new file. */
+int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+		       struct sb_error *err);
+/* Reads a whole (small) file; *out is NUL-terminated and malloc'd. max bounds it. */
+int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err);
+int sb_fs_fsync_dir(const char *dir, struct sb_error *err);
+/* rm -rf that never follows symlinks and never crosses into another
+ * filesystem (a mount point below path is an error, nothing under it is touched).
+ * A missing path is not an error. */
+int sb_fs_remove_tree(const char *path, struct sb_error *err);
+/* The same for path relative to the directory dirfd (or AT_FDCWD); the
+ * components of path before the last are followed as usual. */
+int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err);
+/* Total bytes of regular files under path (no symlinks followed). */
+int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err);
+
+#endif

@@ -1,0 +1,41 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "base/jsonfile.h"
+
+int sb_json_load(json_t **out, const char *path, size_t max, struct sb_error *err)
+{
+	json_error_t jerr;
+	size_t len;
+	char *text;
+	int rc;
+
+	*out = NULL;
+	rc = sb_fs_read_file(&text, &len, path, max, err);
+	if (rc < 0)
+		return rc;
+	*out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
+	if (!*out)
+		return sb_error_set(err, SB_ERR_FORMAT, _("'%s' is not valid JSON (line %d: %s)"),
+				    path, jerr.line, jerr.text);
+	return 0;
+}
+
+int sb_json_save(const char *path, const json_t *doc, struct sb_error *err)
+{
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	int rc;
+
+	if (!text)
+		return sb_error_set(err, SB_ERR_NOMEM, _("cannot serialise '%s'"), path);
+	size_t n = strlen(text);
+	text[n] = '\n'; /* json_dumps leaves room: replace the NUL, write n+1 bytes */
+	rc = sb_fs_write_atomic(path, text, n + 1, 0644, err);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,365 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/i18n.h"
+#include "base/proc.h"
+
+struct capture {
+	int fd;
+	char *buf;
+	size_t len, cap, max;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define KEPT_MAX 64
+
+static int subreaper;
+static volatile sig_atomic_t interrupted;
+
+void sb_proc_interrupt(int on)
+{
+	interrupted = on;
+}
+static pid_t kept[KEPT_MAX];
+
+int sb_proc_subreaper_enable(struct sb_error *err)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot become a child subreaper"));
+	subreaper = 1;
+	return 0;
+}
+
+void sb_proc_keep(pid_t pid, int keep)
+{
+	for (int i = 0; i < KEPT_MAX; i++) {
+		if (keep ? kept[i] == 0 : kept[i] == pid) {
+			kept[i] = keep ? pid : 0;
+			return;
+		}
+	}
+}
+
+static int is_kept(pid_t pid)
+{
+	for (int i = 0; i < KEPT_MAX; i++)
+		if (kept[i] == pid)
+			return 1;
+	return 0;
+}
+
+int sb_proc_stat(pid_t pid, char *state, unsigned long long *start_time)
+{
+	char path[64], buf[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the fields follow the last ')' (comm may hold ')') */
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	if (state)
+		*state = p[2];
+	/* starttime is field 22, the 20th after the ')' */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (start_time)
+		*start_time = p ? strtoull(p + 1, NULL, 10) : 0;
+	return 0;
+}
+
+static int is_zombie(pid_t pid)
+{
+	char state = 0;
+
+	return sb_proc_stat(pid, &state, NULL) == 0 && state == 'Z';
+}
+
+void sb_proc_reap_orphans(void)
+{
+	char path[64], buf[4096];
+	FILE *f;
+
+	if (!subreaper)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	if (!(f = fopen(path, "re")))
+		return;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (char *p = buf, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 0 && !is_kept((pid_t)pid) && is_zombie((pid_t)pid))
+			waitpid((pid_t)pid, NULL, WNOHANG);
+	}
+}
+
+/* Grows the buffer as output arrives: most programs print little, and a
+ * large buffer touched up front would make every later fork copy it. */
+static void capture_read(struct capture *c)
+{
+	char tmp[8192];
+	ssize_t r = read(c->fd, tmp, sizeof(tmp));
+
+	if (r <= 0) {
+		if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+			close(c->fd);
+			c->fd = -1;
+		}
+		return;
+	}
+	size_t keep = (size_t)r;
+	if (c->len + keep > c->max)
+		keep = c->max - c->len;
+	if (c->len + keep + 1 > c->cap) {
+		size_t cap = c->cap * 2 > c->len + keep + 1 ? c->cap * 2 : c->len + keep + 1;
+		char *buf = realloc(c->buf, cap);
+		if (!buf)
+			return;
+		c->buf = buf;
+		c->cap = cap;
+	}
+	memcpy(c->buf + c->len, tmp, keep);
+	c->len += keep;
+	c->buf[c->len] = '\0';
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static void child_exec(char *const argv[], const struct sb_proc_opts *o, int out_w, int err_w)
+{
+	int in = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	setpgid(0, 0);
+	if (in < 0 || dup2(in, 0) < 0 || dup2(o->stdout_fd >= 0 ? o->stdout_fd : out_w, 1) < 0 ||
+	    dup2(o->stderr_fd >= 0 ? o->stderr_fd : err_w, 2) < 0)
+		_exit(126);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (o->pre_exec && o->pre_exec(o->pre_exec_arg) != 0)
+		_exit(126);
+	execvp(argv[0], argv);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* The child of child_exec without a copy of this process: posix_spawn
+ * shares the address space until exec, which saves a fork's page-table copy
+ * on every runsc call. Returns 0 or an errno value. */
+static int spawn(pid_t *pid, char *const argv[], const struct sb_proc_opts *o, int out_w, int err_w)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	int rc;
+
+	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+		return rc;
+	if ((rc = posix_spawnattr_init(&attr)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigemptyset(&none);
+	rc = o->stdin_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, o->stdin_fd, 0)
+			      : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (rc == 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, o->stdout_fd >= 0 ? o->stdout_fd : out_w, 1);
+	if (rc == 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, o->stderr_fd >= 0 ? o->stderr_fd : err_w, 2);
+	if (rc == 0)
+		rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	if (rc == 0)
+		rc = posix_spawnattr_setpgroup(&attr, 0);
+	if (rc == 0)
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (rc == 0)
+		rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_proc_opts *opts,
+		struct sb_error *err)
+{
+	static const struct sb_proc_opts defaults = SB_PROC_OPTS_DEFAULT;
+	const struct sb_proc_opts *o = opts ? opts : &defaults;
+	size_t max = o->capture_max ? o->capture_max : 65536;
+	struct capture cap[2] = { { .fd = -1, .cap = 1, .max = max }, { .fd = -1, .cap = 1, .max = max } };
+	int pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, status = 0, e = 0;
+	pid_t pid = -1;
+
+	memset(out, 0, sizeof(*out));
+	cap[0].buf = calloc(1, 1);
+	cap[1].buf = calloc(1, 1);
+	if (!cap[0].buf || !cap[1].buf) {
+		free(cap[0].buf);
+		free(cap[1].buf);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	if (pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
+		e = errno;
+	else if (o->pre_exec) {
+		if ((pid = fork()) == 0)
+			child_exec(argv, o, pout[1], perr[1]);
+		e = pid < 0 ? errno : 0;
+	} else {
+		e = spawn(&pid, argv, o, pout[1], perr[1]);
+	}
+	close_fd(pout[1]);
+	close_fd(perr[1]);
+	if (e) {
+		close_fd(pout[0]);
+		close_fd(perr[0]);
+	}
+	if (e == ENOENT) {
+		/* as from a shell (and the fork path): not found is status 127 */
+		out->status = 127;
+		out->out = cap[0].buf;
+		out->errout = cap[1].buf;
+		return 0;
+	}
+	if (e) {
+		free(cap[0].buf);
+		free(cap[1].buf);
+		return sb_error_errno(err, SB_ERR_IO, e, _("cannot run %s"), argv[0]);
+	}
+	cap[0].fd = pout[0];
+	cap[1].fd = perr[0];
+	sb_proc_keep(pid, 1);
+
+	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : 0;
+	int exited = 0;
+	/* pidfd: the child's exit wakes poll at once (exec latency counts) */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Wait for the child's exit, reading what it writes. A grandchild (runsc's
+	 * sandbox) may keep the pipes open after the child exits, so EOF is not the end. */
+	for (;;) {
+		struct pollfd pfd[3];
+		/* the child's exit wakes the pidfd; a subreaper also looks for exited
+		 * orphans now and then (runsc's own are reaped by the keeper) */
+		int n = 0, wait_ms = pidfd < 0 ? 20 : subreaper ? 50 : 1000;
+		for (int i = 0; i < 2; i++)
+			if (cap[i].fd >= 0)
+				pfd[n++] = (struct pollfd){ .fd = cap[i].fd, .events = POLLIN };
+		if (pidfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (interrupted)
+			break;
+		if (deadline) {
+			long long left = deadline - now_ms();
+			if (left <= 0) {
+				out->timed_out = 1;
+				break;
+			}
+			if (left < wait_ms)
+				wait_ms = (int)left;
+		}
+		if (poll(pfd, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (int i = 0, j = 0; i < 2; i++) {
+			if (cap[i].fd < 0)
+				continue;
+			if (pfd[j++].revents)
+				capture_read(&cap[i]);
+		}
+		sb_proc_reap_orphans();
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			exited = 1;
+			/* drain what is already buffered, without waiting for EOF */
+			for (int i = 0; i < 2; i++) {
+				if (cap[i].fd >= 0)
+					fcntl(cap[i].fd, F_SETFL, O_NONBLOCK);
+				while (cap[i].fd >= 0 && cap[i].len < cap[i].max) {
+					size_t before = cap[i].len;
+					capture_read(&cap[i]);
+					if (cap[i].fd >= 0 && cap[i].len == before)
+						break;
+				}
+			}
+			break;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (out->timed_out || (interrupted && !exited)) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	while (!exited && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sb_proc_keep(pid, 0);
+	sb_proc_reap_orphans();
+	for (int i = 0; i < 2; i++)
+		if (cap[i].fd >= 0)
+			close(cap[i].fd);
+	out->out = cap[0].buf;
+	out->out_len = cap[0].len;
+	out->errout = cap[1].buf;
+	out->err_len = cap[1].len;
+	out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (interrupted && !out->timed_out && !exited)
+		return sb_error_set(err, SB_ERR_INTERRUPTED, _("%s was interrupted"), argv[0]);
+	if (out->timed_out)
+		return sb_error_set(err, SB_ERR_TIMEOUT, _("%s did not finish within %d ms"), argv[0], o->timeout_ms);
+	return 0;
+}
+
+void sb_proc_result_clear(struct sb_proc_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->errout);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *sb_proc_last_line(const struct sb_proc_result *r, char *buf, size_t size)
+{
+	const char *s = r->errout ? r->errout : "";
+	const char *end = s + strlen(s);
+
+	while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+		end--;
+	const char *start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	size_t n = (size_t)(end - start);
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, start, n);
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,240 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "internal.h"
+#include "base/jsonfile.h"
+
+#define DB_FILE "images/refs.json"
+#define DB_MAX (64u << 20)
+#define RECORD_MAX (1u << 20)
+
+int sb_image_db_load(json_t **out, struct sb_root *root, struct sb_error *err)
+{
+	char *path = sb_root_file(root, DB_FILE);
+	json_t *db = NULL, *schema;
+	int rc;
+
+	*out = NULL;
+	if (!path)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	rc = sb_json_load(&db, path, DB_MAX, err);
+	if (rc == SB_ERR_NOTFOUND) {
+		db = json_pack("{s:i, s:{}, s:{}}", "schema", 1, "refs", "images");
+		rc = db ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	} else if (rc == 0) {
+		schema = json_object_get(db, "schema");
+		if (!json_is_integer(schema) || json_integer_value(schema) != 1 ||
+		    !json_is_object(json_object_get(db, "refs")) || !json_is_object(json_object_get(db, "images")))
+			rc = sb_error_set(err, SB_ERR_FORMAT, _("'%s' is not a schema 1 image index"), path);
+	}
+	free(path);
+	if (rc < 0) {
+		json_decref(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+int sb_image_db_save(struct sb_root *root, json_t *db, struct sb_error *err)
+{
+	char *path = sb_root_file(root, DB_FILE);
+	int rc;
+
+	if (!path)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	rc = sb_json_save(path, db, err);
+	free(path);
+	return rc;
+}
+
+json_t *sb_image_db_refs(json_t *db)
+{
+	return json_object_get(db, "refs");
+}
+
+json_t *sb_image_db_images(json_t *db)
+{
+	return json_object_get(db, "images");
+}
+
+static int cmp_json_strings(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* Sorts an array of JSON strings in place. */
+static void sort_strings(json_t *arr)
+{
+	size_t n = json_array_size(arr);
+	json_t **items = n ? malloc(n * sizeof(*items)) : NULL;
+
+	if (!items)
+		return;
+	for (size_t i = 0; i < n; i++)
+		items[i] = json_incref(json_array_get(arr, i));
+	qsort(items, n, sizeof(*items), cmp_json_strings);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, items[i]);
+	free(items);
+}
+
+json_t *sb_image_db_refs_of(json_t *db, const char *digest)
+{
+	json_t *arr = json_array(), *v;
+	const char *ref;
+
+	json_object_foreach(sb_image_db_refs(db), ref, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), digest))
+			json_array_append_new(arr, json_string(ref));
+	sort_strings(arr);
+	return arr;
+}
+
+char *sb_image_rootfs_path(const struct sb_root *root, const char *digest)
+{
+	return sb_strdupf("%s/images/rootfs/%s", sb_root_path(root), sb_digest_hex(digest));
+}
+
+static int copy_strings(char ***out, size_t *n, json_t *arr)
+{
+	size_t count = json_array_size(arr);
+
+	*out = NULL;
+	*n = 0;
+	if (!count)
+		return 0;
+	*out = calloc(count, sizeof(**out));
+	if (!*out)
+		return -1;
+	for (size_t i = 0; i < count; i++) {
+		if (!((*out)[i] = strdup(json_string_value(json_array_get(arr, i)))))
+			return -1;
+		*n = i + 1;
+	}
+	return 0;
+}
+
+static char *dup_member(json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? strdup(s) : NULL;
+}
+
+static int fill_layers(struct sb_image_info *out, json_t *layers)
+{
+	size_t n = json_array_size(layers);
+
+	if (!n)
+		return 0;
+	out->layers = calloc(n, sizeof(*out->layers));
+	if (!out->layers)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		json_t *l = json_array_get(layers, i);
+		const char *d = json_string_value(json_object_get(l, "digest"));
+		snprintf(out->layers[i].digest, sizeof(out->layers[i].digest), "%s", d ? d : "");
+		out->layers[i].media_type = dup_member(l, "mediaType");
+		out->layers[i].size = (unsigned long long)json_integer_value(json_object_get(l, "size"));
+		out->n_layers = i + 1;
+	}
+	return 0;
+}
+
+int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db, const char *digest,
+		     const char *ref, json_t *users, struct sb_error *err)
+{
+	json_t *meta = json_object_get(sb_image_db_images(db), digest);
+	json_t *refs = sb_image_db_refs_of(db, digest);
+	const char *config = json_string_value(json_object_get(meta, "config"));
+	int fail;
+
+	memset(out, 0, sizeof(*out));
+	if (!meta || !refs) {
+		json_decref(refs);
+		return sb_error_set(err, SB_ERR_NOTFOUND, _("no image %s"), digest);
+	}
+	if (!ref && json_array_size(refs))
+		ref = json_string_value(json_array_get(refs, 0));
+	snprintf(out->ref, sizeof(out->ref), "%s", ref ? ref : "");
+	snprintf(out->digest, sizeof(out->digest), "%s", digest);
+	snprintf(out->config_digest, sizeof(out->config_digest), "%s", config ? config : "");
+	out->rootfs = sb_image_rootfs_path(root, digest);
+	out->platform = dup_member(meta, "platform");
+	out->created = dup_member(meta, "created");
+	out->installed = dup_member(meta, "installed");
+	out->source = dup_member(meta, "source");
+	out->size = (unsigned long long)json_integer_value(json_object_get(meta, "size"));
+	out->content_size = (unsigned long long)json_integer_value(json_object_get(meta, "content_size"));
+	fail = !out->rootfs || fill_layers(out, json_object_get(meta, "layers")) < 0 ||
+	       copy_strings(&out->refs, &out->n_refs, refs) < 0 ||
+	       copy_strings(&out->used_by, &out->n_used_by, json_object_get(users, digest)) < 0;
+	json_decref(refs);
+	if (fail) {
+		sb_image_info_clear(out);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	return 0;
+}
+
+/* Adds name to users[digest] when the record names an image digest. */
+static void add_user(json_t *users, const char *sandboxes, const char *name)
+{
+	char *path = sb_strdupf("%s/%s/sandbox.json", sandboxes, name);
+	json_t *rec = NULL, *list;
+	const char *digest;
+
+	if (path && sb_json_load(&rec, path, RECORD_MAX, NULL) == 0) {
+		digest = json_string_value(json_object_get(json_object_get(rec, "image"), "digest"));
+		if (digest && sb_digest_valid(digest)) {
+			list = json_object_get(users, digest);
+			if (!list)
+				json_object_set_new(users, digest, list = json_array());
+			json_array_append_new(list, json_string(name));
+		}
+	}
+	json_decref(rec);
+	free(path);
+}
+
+int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err)
+{
+	char *dir = sb_root_file(root, "sandboxes");
+	json_t *users = json_object(), *list;
+	const char *digest;
+	struct dirent *de;
+	DIR *d;
+
+	*out = NULL;
+	if (!dir || !users) {
+		free(dir);
+		json_decref(users);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	d = opendir(dir);
+	if (!d && errno != ENOENT) {
+		int rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), dir);
+		free(dir);
+		json_decref(users);
+		return rc;
+	}
+	while (d && (de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			add_user(users, dir, de->d_name);
+	if (d)
+		closedir(d);
+	free(dir);
+	json_object_foreach(users, digest, list)
+		sort_strings(list);
+	*out = users;
+	return 0;
+}

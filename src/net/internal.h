@@ -1,0 +1,106 @@
+/* Internal to src/net/: only its own files include this header. */
+#ifndef SB_NET_INTERNAL_H
+#define SB_NET_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "sandbox/record.h"
+#include "base/root.h"
+
+/* Running the host's networking tools (ip, nft) for the network module:
+ * argv only, never a shell, with a deadline. */
+/* Runs argv; input (may be NULL) is given on stdin. A non-zero exit is
+ * SB_ERR_IO naming the command and its last stderr line. out (may be NULL)
+ * receives stdout, malloc'd. */
+int sb_net_cmd(char **out, const char *const *argv, const char *input, struct sb_error *err);
+
+/* Sandbox addresses: the configured IPv4 subnet and one lease file per
+ * address under ROOT/network/leases/<address>, holding the sandbox name.
+ * A lease is claimed with link(2), so two claims of one address cannot both
+ * succeed even without the root lock. */
+struct sb_subnet {
+	uint32_t net;    /* host byte order, host bits zero */
+	int prefix;      /* 16..29 */
+};
+
+struct sb_lease {
+	uint32_t addr;                           /* host byte order */
+	char name[SB_SANDBOX_NAME_MAX + 1];
+};
+
+/* "10.213.0.0/24"; the gateway (the bridge) is the first host address. */
+int sb_subnet_parse(struct sb_subnet *out, const char *text, struct sb_error *err);
+uint32_t sb_subnet_gateway(const struct sb_subnet *s);
+int sb_subnet_contains(const struct sb_subnet *s, uint32_t addr);
+/* Dotted quad of a host-order address into buf (>= 16 bytes). */
+const char *sb_ipv4_format(char *buf, uint32_t addr);
+
+/* The address leased to name, or SB_ERR_NOTFOUND. */
+int sb_lease_find(uint32_t *addr, struct sb_root *root, const char *name, struct sb_error *err);
+/* The existing lease of name, else the lowest free address of the subnet
+ * (SB_ERR_LIMIT when the subnet is full). */
+int sb_lease_take(uint32_t *addr, struct sb_root *root, const struct sb_subnet *subnet, const char *name,
+		  struct sb_error *err);
+/* Drops the lease of name; no lease is not an error. */
+int sb_lease_release(struct sb_root *root, const char *name, struct sb_error *err);
+/* Every lease (for gc); *out is malloc'd. */
+int sb_lease_list(struct sb_lease **out, size_t *count, struct sb_root *root, struct sb_error *err);
+
+/* Outbound NAT and filtering for sandbox bridges: one nftables table,
+ * "inet sandbench", shared by every state root on the host. Bridges and
+ * sandbox addresses are elements of two sets; the rules never change, so a
+ * sandbox is added or removed by one set element. Sandboxes reach the outside
+ * through masquerading; nothing reaches them unasked, and they cannot open
+ * connections to the host itself. Callers hold the host network lock. */
+#define SB_NAT_TABLE "sandbench"
+
+/* Creates or refreshes the table (atomically, keeping set elements), adds
+ * bridge to it and turns on net.ipv4.ip_forward. */
+int sb_nat_ensure(const char *bridge, struct sb_error *err);
+/* Adds or removes one sandbox address (host byte order); removing a missing one is fine. */
+int sb_nat_add(uint32_t addr, struct sb_error *err);
+int sb_nat_remove(uint32_t addr, struct sb_error *err);
+/* Removes bridge from the table; deletes the table when no bridge is left. */
+int sb_nat_remove_bridge(const char *bridge, struct sb_error *err);
+
+/* runsc's own network stack (--network=sandbox) on kernels where this runsc
+ * mistakes every network namespace for the root one (it tests for
+ * /proc/sys/net/core/rmem_default, which newer kernels have in every netns;
+ * gVisor issue 10704) and refuses with "cannot run with network enabled in
+ * root network namespace". The workaround runs the runsc CLI in a private
+ * mount namespace with a small tmpfs over /proc/sys carrying only the values
+ * runsc reads. It is used only where a probe showed it is needed. */
+/* The refusal this runsc prints; recognised in probes. */
+#define SB_NETSTACK_ROOTNS_ERROR "cannot run with network enabled in root network namespace"
+
+/* pre_exec hook for struct sb_proc_opts; arg is the sandbox's netns path
+ * (const char *). Refuses (non-zero) unless that path is a network namespace
+ * other than the caller's own, because with /proc/sys hidden runsc could no
+ * longer tell and would take over the host's interfaces. Only system calls:
+ * it runs between fork and exec. */
+int sb_netstack_pre_exec(void *arg);
+
+/* *needed: whether runsc must run through sb_netstack_pre_exec for
+ * --network=sandbox here. Answered from ROOT/network/netstack.json when it
+ * was probed for this runsc binary and kernel; otherwise probes by starting a
+ * throw-away sandbox without the workaround and, when runsc refuses with the
+ * error above, with it (about 0.3 s, once). SB_ERR_PREREQ when neither works. */
+int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err);
+
+/* The resolv.conf bound into sandboxes with network on. */
+/* Where the host's resolvers are read from, in order: the first file with a
+ * nameserver a sandbox can reach wins. systemd-resolved's upstream list comes
+ * second because /etc/resolv.conf then names only its loopback stub. */
+extern const char *const sb_resolv_default_sources[];
+
+/* Builds the text from the first of sources (NULL-terminated) that names a
+ * usable nameserver: IPv4 and not loopback (a loopback resolver of the host is
+ * not reachable from a sandbox, which has its own loopback). Its search and
+ * options lines are kept. *nameservers is how many were kept; 0 means none
+ * was usable, and the text says so in a comment (name lookups will fail while
+ * addresses still work). */
+int sb_resolv_conf_build(char **out, int *nameservers, const char *const *sources, struct sb_error *err);
+
+#endif

@@ -1,0 +1,551 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/digest.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "internal.h"
+#include "net/network.h"
+
+#define HOST_LOCK "/run/sandbench-network.lock"
+#define NETNS_DIR "/run/netns"
+#define SYS_NET "/sys/class/net"
+#define RESOLV_DIR "network/resolv"
+#define IFNAME "eth0"
+
+/* Everything setup and teardown need, derived from root, config and name. */
+struct net_ctx {
+	struct sb_root *root;
+	const char *name;
+	char tag[7];
+	char bridge[16];
+	struct sb_subnet subnet;
+	const char *const *resolv_sources;
+	char alias[32];          /* the bridge's ifalias: marks it as this root's */
+	int lock_fd;
+};
+
+int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err)
+{
+	char digest[SB_DIGEST_STR_LEN];
+	const char *path = sb_root_path(root);
+	int rc = sb_sha256_buffer(digest, path, strlen(path), err);
+
+	if (rc < 0)
+		return rc;
+	memcpy(out, sb_digest_hex(digest), 6);
+	out[6] = '\0';
+	return 0;
+}
+
+static int valid_ifname(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 15)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return 0;
+	return 1;
+}
+
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > SB_SANDBOX_NAME_MAX || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return 0;
+	return 1;
+}
+
+static int ctx_init(struct net_ctx *c, struct sb_root *root, const struct sb_network_config *cfg, const char *name,
+		    struct sb_error *err)
+{
+	const char *bridge = cfg && cfg->bridge ? cfg->bridge : SB_NETWORK_DEFAULT_BRIDGE;
+	const char *subnet = cfg && cfg->subnet ? cfg->subnet : SB_NETWORK_DEFAULT_SUBNET;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->root = root;
+	c->name = name;
+	c->lock_fd = -1;
+	c->resolv_sources = cfg && cfg->resolv_sources ? cfg->resolv_sources : sb_resolv_default_sources;
+	if (name && !valid_name(name))
+		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not a valid sandbox name"), name);
+	if (!valid_ifname(bridge))
+		return sb_error_set(err, SB_ERR_INVALID,
+				    _("bridge name '%s' must be 1 to 15 letters, digits, '_', '-' or '.'"), bridge);
+	if ((rc = sb_subnet_parse(&c->subnet, subnet, err)) < 0)
+		return rc;
+	snprintf(c->bridge, sizeof(c->bridge), "%s", bridge);
+	if ((rc = sb_network_tag(c->tag, root, err)) < 0)
+		return rc;
+	snprintf(c->alias, sizeof(c->alias), "sandbench:%s", c->tag);
+	return 0;
+}
+
+static int host_lock(struct net_ctx *c, struct sb_error *err)
+{
+	c->lock_fd = open(HOST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (c->lock_fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open %s"), HOST_LOCK);
+	while (flock(c->lock_fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int e = errno;
+			close(c->lock_fd);
+			c->lock_fd = -1;
+			return sb_error_errno(err, SB_ERR_IO, e, _("cannot lock %s"), HOST_LOCK);
+		}
+	}
+	return 0;
+}
+
+static void host_unlock(struct net_ctx *c)
+{
+	if (c->lock_fd >= 0)
+		close(c->lock_fd);
+	c->lock_fd = -1;
+}
+
+static int link_exists(const char *ifname)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), SYS_NET "/%s", ifname);
+	return access(path, F_OK) == 0;
+}
+
+static void fill_info(struct sb_netinfo *out, const struct net_ctx *c, uint32_t addr)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->netns, sizeof(out->netns), "sb-%s-%s", c->tag, c->name);
+	snprintf(out->netns_path, sizeof(out->netns_path), NETNS_DIR "/%s", out->netns);
+	snprintf(out->veth, sizeof(out->veth), "sb%sv%x", c->tag, (unsigned)(addr - c->subnet.net));
+	snprintf(out->bridge, sizeof(out->bridge), "%s", c->bridge);
+	sb_ipv4_format(out->address, addr);
+	out->prefix = c->subnet.prefix;
+	sb_ipv4_format(out->gateway, sb_subnet_gateway(&c->subnet));
+}
+
+static char *resolv_path(const struct net_ctx *c)
+{
+	char *dir = sb_root_file(c->root, RESOLV_DIR);
+	char *path = dir ? sb_strdupf("%s/%s.conf", dir, c->name) : NULL;
+
+	free(dir);
+	return path;
+}
+
+/* Runs "ip ARGS..." (NULL-terminated). */
+static int ip(struct sb_error *err, const char *first, ...)
+{
+	const char *argv[24];
+	int n = 0;
+	va_list ap;
+
+	argv[n++] = "ip";
+	va_start(ap, first);
+	for (const char *a = first; a && n < 23; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return sb_net_cmd(NULL, argv, NULL, err);
+}
+
+/* 1 when the bridge carries this root's alias, 0 when absent, BUSY when it is someone else's. */
+static int bridge_owned(const struct net_ctx *c, struct sb_error *err)
+{
+	char path[96], *alias = NULL;
+
+	if (!link_exists(c->bridge))
+		return 0;
+	snprintf(path, sizeof(path), SYS_NET "/%s/ifalias", c->bridge);
+	sb_fs_read_file(&alias, NULL, path, 4096, NULL);
+	int mine = alias && strncmp(alias, c->alias, strlen(c->alias)) == 0 &&
+		   (alias[strlen(c->alias)] == '\n' || alias[strlen(c->alias)] == '\0');
+	free(alias);
+	if (!mine)
+		return sb_error_set(err, SB_ERR_BUSY,
+				    _("network interface '%s' exists and does not belong to this state root; "
+				      "choose another bridge and subnet in the configuration"), c->bridge);
+	return 1;
+}
+
+/* Runs the lines of script through one "ip [-n netns] -batch -" (names in it
+ * are checked: no blanks, no newlines). */
+static int ip_batch(struct sb_error *err, const char *netns, const char *script)
+{
+	const char *host[] = { "ip", "-batch", "-", NULL };
+	const char *inside[] = { "ip", "-n", netns, "-batch", "-", NULL };
+
+	return sb_net_cmd(NULL, netns ? inside : host, script, err);
+}
+
+static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
+{
+	char gw[16], net[16], subnet[24], script[512];
+	int rc = bridge_owned(c, err), n = 0;
+
+	if (rc < 0)
+		return rc;
+	snprintf(subnet, sizeof(subnet), "%s/%d", sb_ipv4_format(net, c->subnet.net), c->subnet.prefix);
+	if (rc == 0) {
+		/* another interface in the subnet would make routing ambiguous */
+		const char *show[] = { "ip", "-o", "-4", "addr", "show", "to", subnet, NULL };
+		char *out;
+		if ((rc = sb_net_cmd(&out, show, NULL, err)) < 0)
+			return rc;
+		int used = out[0] != '\0';
+		free(out);
+		if (used)
+			return sb_error_set(err, SB_ERR_BUSY,
+					    _("subnet %s is already used by a host interface; choose another subnet"), subnet);
+		n = snprintf(script, sizeof(script), "link add %s type bridge\nlink set dev %s alias %s\n", c->bridge,
+			     c->bridge, c->alias);
+	}
+	snprintf(script + n, sizeof(script) - (size_t)n, "addr replace %s/%d dev %s\nlink set dev %s up\n",
+		 sb_ipv4_format(gw, sb_subnet_gateway(&c->subnet)), c->subnet.prefix, c->bridge, c->bridge);
+	return ip_batch(err, NULL, script);
+}
+
+/* Namespace, veth, address, route: whatever is missing (runsc takes the
+ * address and routes away when it starts a sandbox in the namespace). */
+static int ensure_netns(const struct sb_netinfo *n, struct sb_error *err)
+{
+	char script[512];
+	int rc = 0;
+
+	if (access(n->netns_path, F_OK) != 0 && (rc = ip(err, "netns", "add", n->netns, NULL)) < 0)
+		return rc;
+	if (!link_exists(n->veth)) {
+		/* isolated ports: sandboxes on one bridge cannot reach each other */
+		snprintf(script, sizeof(script),
+			 "link add %s type veth peer name " IFNAME " netns %s\n"
+			 "link set dev %s master %s up\n"
+			 "link set dev %s type bridge_slave isolated on\n",
+			 n->veth, n->netns, n->veth, n->bridge, n->veth);
+		if ((rc = ip_batch(err, NULL, script)) < 0)
+			return rc;
+	}
+	snprintf(script, sizeof(script),
+		 "link set dev lo up\n"
+		 "link set dev " IFNAME " up\n"
+		 "addr replace %s/%d dev " IFNAME "\n"
+		 "route replace default via %s dev " IFNAME "\n",
+		 n->address, n->prefix, n->gateway);
+	return ip_batch(err, n->netns, script);
+}
+
+static int write_resolv(struct sb_netinfo *n, const struct net_ctx *c, struct sb_error *err)
+{
+	char *text, *dir = sb_root_file(c->root, RESOLV_DIR);
+	int rc;
+
+	n->resolv_conf = resolv_path(c);
+	if (!dir || !n->resolv_conf) {
+		free(dir);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	rc = sb_fs_mkdirs(dir, 0755, err);
+	free(dir);
+	if (rc == 0 && (rc = sb_resolv_conf_build(&text, &n->nameservers, c->resolv_sources, err)) == 0) {
+		rc = sb_fs_write_atomic(n->resolv_conf, text, strlen(text), 0644, err);
+		free(text);
+	}
+	return rc;
+}
+
+/* Removes what exists of one sandbox's objects; the first error is kept. */
+static int remove_sandbox_objects(const struct net_ctx *c, struct sb_error *err)
+{
+	struct sb_netinfo n;
+	uint32_t addr;
+	int rc = 0, r;
+	int leased = sb_lease_find(&addr, c->root, c->name, NULL) == 0;
+
+	fill_info(&n, c, leased ? addr : c->subnet.net);
+	if (leased) {
+		if (link_exists(n.veth) && (r = ip(err, "link", "del", "dev", n.veth, NULL)) < 0 && rc == 0)
+			rc = r;
+		if ((r = sb_nat_remove(addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
+			rc = r;
+	}
+	if (access(n.netns_path, F_OK) == 0 && (r = ip(rc == 0 ? err : NULL, "netns", "del", n.netns, NULL)) < 0 &&
+	    rc == 0)
+		rc = r;
+	char *resolv = resolv_path(c);
+	if (resolv && unlink(resolv) < 0 && errno != ENOENT && rc == 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), resolv);
+	free(resolv);
+	if (rc == 0)
+		rc = sb_lease_release(c->root, c->name, err);
+	return rc;
+}
+
+/* The bridge goes with the root's last lease. */
+static int remove_bridge_if_unused(const struct net_ctx *c, struct sb_error *err)
+{
+	struct sb_lease *leases;
+	size_t count;
+	int rc = sb_lease_list(&leases, &count, c->root, err);
+
+	free(leases);
+	if (rc < 0 || count > 0)
+		return rc;
+	if ((rc = bridge_owned(c, NULL)) == 1 && (rc = ip(err, "link", "del", "dev", c->bridge, NULL)) < 0)
+		return rc;
+	return sb_nat_remove_bridge(c->bridge, err);
+}
+
+int sb_network_setup(struct sb_netinfo *out, struct sb_root *root, const struct sb_network_config *cfg,
+		     const char *name, struct sb_error *err)
+{
+	struct net_ctx c;
+	uint32_t addr;
+	int rc = ctx_init(&c, root, cfg, name, err);
+
+	memset(out, 0, sizeof(*out));
+	if (rc < 0 || (rc = host_lock(&c, err)) < 0)
+		return rc;
+	int fresh = sb_lease_find(&addr, root, name, NULL) == SB_ERR_NOTFOUND;
+	if ((rc = ensure_bridge(&c, err)) == 0 && (rc = sb_nat_ensure(c.bridge, err)) == 0 &&
+	    (rc = sb_lease_take(&addr, root, &c.subnet, name, err)) == 0) {
+		fill_info(out, &c, addr);
+		if ((rc = ensure_netns(out, err)) == 0 && (rc = sb_nat_add(addr, err)) == 0)
+			rc = write_resolv(out, &c, err);
+	}
+	if (rc < 0) {
+		sb_error_wrap(err, _("cannot set up the network of sandbox '%s'"), name);
+		if (fresh) {
+			remove_sandbox_objects(&c, NULL);
+			remove_bridge_if_unused(&c, NULL);
+		}
+		sb_netinfo_clear(out);
+	}
+	host_unlock(&c);
+	return rc;
+}
+
+int sb_network_info(struct sb_netinfo *out, struct sb_root *root, const struct sb_network_config *cfg,
+		    const char *name, struct sb_error *err)
+{
+	struct net_ctx c;
+	uint32_t addr;
+	int rc = ctx_init(&c, root, cfg, name, err);
+
+	memset(out, 0, sizeof(*out));
+	if (rc < 0 || (rc = sb_lease_find(&addr, root, name, err)) < 0)
+		return rc;
+	fill_info(out, &c, addr);
+	if (!(out->resolv_conf = resolv_path(&c)))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	return 0;
+}
+
+int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
+			struct sb_error *err)
+{
+	struct net_ctx c;
+	int rc = ctx_init(&c, root, cfg, name, err);
+
+	if (rc < 0 || (rc = host_lock(&c, err)) < 0)
+		return rc;
+	rc = remove_sandbox_objects(&c, err);
+	if (rc == 0)
+		rc = remove_bridge_if_unused(&c, err);
+	host_unlock(&c);
+	return rc < 0 ? sb_error_wrap(err, _("cannot remove the network of sandbox '%s'"), name) : 0;
+}
+
+int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err)
+{
+	uint32_t addr;
+	int rc = sb_lease_find(&addr, root, name, err);
+
+	out[0] = '\0';
+	if (rc == 0)
+		sb_ipv4_format(out, addr);
+	return rc;
+}
+
+void sb_netinfo_clear(struct sb_netinfo *info)
+{
+	if (!info)
+		return;
+	free(info->resolv_conf);
+	memset(info, 0, sizeof(*info));
+}
+
+int sb_network_runsc_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
+			  struct sb_error *err)
+{
+	int needed, rc = sb_netstack_needed(&needed, root, err);
+
+	*fn = NULL;
+	*arg = NULL;
+	if (rc < 0)
+		return rc;
+	if (needed) {
+		*fn = sb_netstack_pre_exec;
+		*arg = (void *)info->netns_path;
+	}
+	return 0;
+}
+
+static int add_orphan(struct sb_net_orphan **list, size_t *n, enum sb_net_orphan_kind kind, const char *name)
+{
+	struct sb_net_orphan *grown = realloc(*list, (*n + 1) * sizeof(**list));
+
+	if (!grown)
+		return -1;
+	*list = grown;
+	grown[*n].kind = kind;
+	snprintf(grown[*n].name, sizeof(grown[*n].name), "%s", name);
+	(*n)++;
+	return 0;
+}
+
+static int leased_name(const struct sb_lease *l, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(l[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static int leased_addr(const struct sb_lease *l, size_t n, uint32_t addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].addr == addr)
+			return 1;
+	return 0;
+}
+
+/* Scans dir for entries starting with prefix; keep(entry + strlen(prefix)) says which are accounted for. */
+static int scan_dir(struct sb_net_orphan **list, size_t *n, const char *dir, const char *prefix,
+		    enum sb_net_orphan_kind kind, const struct net_ctx *c, const struct sb_lease *l, size_t nl)
+{
+	size_t plen = strlen(prefix);
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0; /* no /run/netns yet: nothing of ours */
+	while ((de = readdir(d))) {
+		const char *rest = de->d_name + plen;
+		int kept;
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		if (kind == SB_NET_ORPHAN_NETNS) {
+			kept = rest[0] == '-' && leased_name(l, nl, rest + 1);
+		} else {
+			char *end;
+			unsigned long idx = strtoul(rest, &end, 16);
+			kept = *rest && !*end && leased_addr(l, nl, c->subnet.net + (uint32_t)idx);
+		}
+		if (!kept && add_orphan(list, n, kind, de->d_name) < 0) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int sb_network_orphans(struct sb_net_orphan **out, size_t *count, struct sb_root *root,
+		       const struct sb_network_config *cfg, struct sb_error *err)
+{
+	struct sb_net_orphan *list = NULL;
+	struct sb_lease *leases;
+	struct net_ctx c;
+	char prefix[16];
+	size_t n = 0, nl;
+	int rc = ctx_init(&c, root, cfg, NULL, err), oom = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (rc < 0 || (rc = sb_lease_list(&leases, &nl, root, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < nl && !oom; i++) {
+		char *rel = sb_strdupf("sandboxes/%s/sandbox.json", leases[i].name);
+		char *rec = rel ? sb_root_file(root, rel) : NULL;
+		oom = !rec || (access(rec, F_OK) != 0 && add_orphan(&list, &n, SB_NET_ORPHAN_LEASE, leases[i].name) < 0);
+		free(rel);
+		free(rec);
+	}
+	snprintf(prefix, sizeof(prefix), "sb-%s", c.tag);
+	oom = oom || scan_dir(&list, &n, NETNS_DIR, prefix, SB_NET_ORPHAN_NETNS, &c, leases, nl) < 0;
+	snprintf(prefix, sizeof(prefix), "sb%sv", c.tag);
+	oom = oom || scan_dir(&list, &n, SYS_NET, prefix, SB_NET_ORPHAN_VETH, &c, leases, nl) < 0;
+	if (!oom && nl == 0 && bridge_owned(&c, NULL) == 1)
+		oom = add_orphan(&list, &n, SB_NET_ORPHAN_BRIDGE, c.bridge) < 0;
+	free(leases);
+	if (oom) {
+		free(list);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	*out = list;
+	*count = n;
+	return 0;
+}
+
+int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_config *cfg,
+			     const struct sb_net_orphan *orphan, struct sb_error *err)
+{
+	struct net_ctx c;
+	char prefix[16];
+	int rc = ctx_init(&c, root, cfg, orphan->kind == SB_NET_ORPHAN_LEASE ? orphan->name : NULL, err);
+
+	if (rc < 0)
+		return rc;
+	/* never anything that is not named as this root's */
+	snprintf(prefix, sizeof(prefix), orphan->kind == SB_NET_ORPHAN_VETH ? "sb%sv" : "sb-%s", c.tag);
+	if ((orphan->kind == SB_NET_ORPHAN_NETNS || orphan->kind == SB_NET_ORPHAN_VETH) &&
+	    strncmp(orphan->name, prefix, strlen(prefix)) != 0)
+		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not a network object of this state root"), orphan->name);
+	if ((rc = host_lock(&c, err)) < 0)
+		return rc;
+	switch (orphan->kind) {
+	case SB_NET_ORPHAN_LEASE:
+		rc = remove_sandbox_objects(&c, err);
+		break;
+	case SB_NET_ORPHAN_NETNS:
+		rc = ip(err, "netns", "del", orphan->name, NULL);
+		break;
+	case SB_NET_ORPHAN_VETH:
+		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, NULL) : 0;
+		break;
+	case SB_NET_ORPHAN_BRIDGE:
+		break;
+	}
+	if (rc == 0)
+		rc = remove_bridge_if_unused(&c, err);
+	host_unlock(&c);
+	return rc;
+}
+
+const char *sb_net_orphan_kind_name(enum sb_net_orphan_kind kind)
+{
+	static const char *const names[] = {
+		[SB_NET_ORPHAN_LEASE] = "lease",
+		[SB_NET_ORPHAN_NETNS] = "netns",
+		[SB_NET_ORPHAN_VETH] = "veth",
+		[SB_NET_ORPHAN_BRIDGE] = "bridge",
+	};
+	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}

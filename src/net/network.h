@@ -1,0 +1,95 @@
+/* Networking of sandboxes with network on: a named network namespace per
+ * sandbox (/run/netns/sb-<tag>-<name>, <tag> derived from the state root so
+ * that roots never touch each other's objects), a veth pair from it to a host
+ * bridge owned by one state root, an address leased from the root's subnet,
+ * outbound NAT (see net_nat.h) and a generated resolv.conf. runsc then runs
+ * with its own network stack (--network=sandbox) in that namespace.
+ *
+ * Setup and teardown serialise on a host lock (/run/sandbench-network.lock):
+ * several roots may share a host, and a root's creates run in parallel.
+ * Addresses are claimed atomically (net_lease.h). */
+#ifndef SB_NETWORK_H
+#define SB_NETWORK_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "base/proc.h"
+#include "sandbox/record.h"
+#include "base/root.h"
+
+#define SB_NETWORK_DEFAULT_BRIDGE "sb0"
+#define SB_NETWORK_DEFAULT_SUBNET "10.213.0.0/24"
+/* "sb-" + 6 hex + "-" + name + NUL */
+#define SB_NETNS_NAME_MAX (3 + 6 + 1 + SB_SANDBOX_NAME_MAX + 1)
+
+struct sb_network_config {
+	const char *bridge;                  /* NULL: SB_NETWORK_DEFAULT_BRIDGE (at most 15 bytes) */
+	const char *subnet;                  /* NULL: SB_NETWORK_DEFAULT_SUBNET (prefix 16..29) */
+	const char *const *resolv_sources;   /* NULL: the host's (see net_resolv.h) */
+};
+
+struct sb_netinfo {
+	char netns[SB_NETNS_NAME_MAX];
+	char netns_path[SB_NETNS_NAME_MAX + 16];  /* the spec's network namespace path */
+	char veth[16];                            /* host end, a port of the bridge */
+	char bridge[16];
+	char address[16];                         /* the sandbox's IPv4 address (eth0 inside) */
+	int prefix;
+	char gateway[16];                         /* the bridge's address, the default route */
+	char *resolv_conf;                        /* generated file: bind it read-only at /etc/resolv.conf */
+	int nameservers;                          /* nameservers in it (0: the host had no usable one) */
+};
+
+/* Creates, or repairs, the sandbox's network: bridge, NAT, lease, namespace,
+ * veth, address, route and resolv.conf. Idempotent: call it before every runsc
+ * create, start and restore of the sandbox, because runsc removes the address
+ * and routes from the namespace's interface when it takes them over, and a host
+ * reboot empties /run/netns. A failure on first setup leaves nothing behind. */
+int sb_network_setup(struct sb_netinfo *out, struct sb_root *root, const struct sb_network_config *cfg,
+		     const char *name, struct sb_error *err);
+/* What setup made for name, without touching anything; SB_ERR_NOTFOUND when
+ * the sandbox has no network. */
+int sb_network_info(struct sb_netinfo *out, struct sb_root *root, const struct sb_network_config *cfg,
+		    const char *name, struct sb_error *err);
+/* Removes namespace, veth, NAT element, resolv.conf and lease of name (what
+ * exists of them), then the bridge when no sandbox of the root uses it. */
+int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
+			struct sb_error *err);
+void sb_netinfo_clear(struct sb_netinfo *info);
+/* The IPv4 address leased to name into out (>= 16 bytes); SB_ERR_NOTFOUND
+ * when it has none. Needs no configuration: for listings. */
+int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err);
+/* The 6 hex digits that name this root's host objects (sha256 of its path). */
+int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err);
+
+/* The pre_exec hook (and its argument) for the runsc calls of a network-on
+ * sandbox that set its network up (start, restore): the netstack workaround
+ * for info's namespace when this runsc/kernel pair needs it (see
+ * net_netstack.h), else NULL. Whether it is needed is probed once per runsc
+ * binary and kernel and cached in ROOT/network/netstack.json. */
+int sb_network_runsc_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
+			  struct sb_error *err);
+
+/* Host objects of this root that no sandbox accounts for, for gc. */
+enum sb_net_orphan_kind {
+	SB_NET_ORPHAN_LEASE,     /* a lease (and what hangs off it) whose sandbox record is gone */
+	SB_NET_ORPHAN_NETNS,     /* a namespace of this root without a lease */
+	SB_NET_ORPHAN_VETH,      /* a host veth of this root without a lease */
+	SB_NET_ORPHAN_BRIDGE,    /* the root's bridge with no lease left */
+};
+
+struct sb_net_orphan {
+	enum sb_net_orphan_kind kind;
+	char name[256];                /* sandbox name (lease), namespace or interface name */
+};
+
+/* Lists the orphans; *out is malloc'd (free()). */
+int sb_network_orphans(struct sb_net_orphan **out, size_t *count, struct sb_root *root,
+		       const struct sb_network_config *cfg, struct sb_error *err);
+int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_config *cfg,
+			     const struct sb_net_orphan *orphan, struct sb_error *err);
+/* Stable name of an orphan kind ("lease", "netns", "veth", "bridge"). */
+const char *sb_net_orphan_kind_name(enum sb_net_orphan_kind kind);
+
+#endif

@@ -1,0 +1,110 @@
+/* stop (checkpoint to disk) and restore (wake up from it). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "backend/runsc/overlay.h"
+#include "sandbox/sandbox.h"
+
+static int open_in_state(struct sb_box *b, struct sb_root *root, const char *name, enum sb_sandbox_state want,
+			 const char *verb, struct sb_error *err)
+{
+	int rc = sb_box_open(b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
+
+	if (rc == 0 && b->rec.state != want)
+		rc = sb_error_set(err, SB_ERR_STATE, _("cannot %s sandbox '%s': it is %s"), verb, name,
+				  sb_sandbox_state_name(b->rec.state));
+	if (rc == 0)
+		rc = sb_box_runsc(b, err);
+	return rc;
+}
+
+int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, struct sb_error *err)
+{
+	struct sb_error e2;
+	struct sb_box b;
+	int rc;
+
+	if ((rc = open_in_state(&b, root, name, SB_STATE_RUNNING, _("stop"), err)) < 0)
+		goto out;
+	/* a live exec'd pty at checkpoint time makes the restore fail */
+	sb_box_end_sessions(&b);
+	/* checkpoint.img is opened O_EXCL: always a fresh directory */
+	if ((rc = sb_fs_remove_tree(b.checkpoint_tmp, err)) < 0 || (rc = sb_fs_mkdirs(b.checkpoint_tmp, 0700, err)) < 0)
+		goto out;
+	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_CHECKPOINT);
+	c.image_path = b.checkpoint_tmp;
+	if ((rc = sb_runsc_run(NULL, b.rs, &c, err)) < 0) {
+		/* runsc keeps the container running when the checkpoint fails: nothing changed */
+		sb_fs_remove_tree(b.checkpoint_tmp, &e2);
+		sb_error_wrap(err, _("cannot stop sandbox '%s'"), name);
+		goto out;
+	}
+	/* the container is stopped now; whatever fails from here leaves it broken */
+	b.container_stopped = 1;
+	if ((rc = sb_box_teardown(&b, 0, err)) < 0 || (rc = sb_fs_remove_tree(b.checkpoint, err)) < 0 ||
+	    (rename(b.checkpoint_tmp, b.checkpoint) < 0 &&
+	     (rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot keep the checkpoint of '%s'"), name)) < 0)) {
+		char *why = sb_strdupf(_("stop failed after the checkpoint: %s"), err->msg);
+		sb_record_transition(root, &b.rec, SB_STATE_BROKEN, why ? why : err->msg, &e2);
+		free(why);
+		goto out;
+	}
+	/* the record's atomic save fsyncs this directory, the rename above included */
+	char *why = sb_strdupf(_("%s: memory and processes checkpointed to disk"), reason ? reason : _("stopped by user"));
+	rc = sb_record_transition(root, &b.rec, SB_STATE_STOPPED, why ? why : "", err);
+	free(why);
+out:
+	sb_box_close(&b);
+	return rc;
+}
+
+int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *err)
+{
+	struct sb_error e2;
+	struct sb_box b;
+	struct stat st;
+	int rc;
+
+	if ((rc = open_in_state(&b, root, name, SB_STATE_STOPPED, _("restore"), err)) < 0)
+		goto out;
+	char *img = sb_path_join(b.checkpoint, "checkpoint.img");
+	int warm = img && stat(img, &st) == 0;
+	free(img);
+	rc = sb_box_boot(&b, warm ? b.checkpoint : NULL, err);
+	char *fallback = NULL;
+	if (rc < 0 && warm) {
+		/* e.g. a process held a host pipe at checkpoint time: the memory image
+		 * cannot be loaded, the disk still can */
+		fallback = sb_strdupf(_("checkpoint could not be restored (%s); cold start from the kept disk"), err->msg);
+		rc = sb_box_boot(&b, NULL, err);
+	}
+	if (rc < 0) {
+		/* roll back to stopped: the checkpoint and the disk are untouched */
+		sb_box_teardown(&b, 1, &e2);
+		char *why = sb_strdupf(_("restore failed: %s"), err->msg);
+		sb_record_transition(root, &b.rec, SB_STATE_STOPPED, why ? why : err->msg, &e2);
+		free(why);
+		free(fallback);
+		goto out;
+	}
+	/* the memory image is consumed: a later stop writes a fresh one */
+	sb_fs_remove_tree(b.checkpoint, &e2);
+	sb_box_touch(&b, &e2);
+	rc = sb_record_transition(root, &b.rec, SB_STATE_RUNNING,
+				  fallback ? fallback
+				  : warm ? _("restored from checkpoint: processes and memory carried on")
+					 : _("cold start from the kept disk: there was no checkpoint, processes started afresh"),
+				  err);
+	free(fallback);
+out:
+	sb_box_close(&b);
+	return rc;
+}

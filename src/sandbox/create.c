@@ -1,0 +1,204 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "base/clock.h"
+#include "base/digest.h"
+#include "sandbox/doctor.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "image/store.h"
+#include "sandbox/sandbox.h"
+
+/* Host mounts through the mount policy (mount_policy.h): host paths resolved,
+ * sandbox paths normalised, sensitive host paths refused unless allowed.
+ * *out holds the resolved mounts (its strings belong to *held). */
+static int resolve_mounts(struct sb_sandbox_mount **out, struct sb_mount **held, struct sb_root *root,
+			  const struct sb_sandbox_spec *spec, struct sb_error *err)
+{
+	const struct sb_mount_policy policy = { .state_root = sb_root_path(root),
+						.allow_sensitive = spec->allow_sensitive_mounts };
+	int rc = 0;
+
+	*out = calloc(spec->n_mounts + 1, sizeof(**out));
+	*held = calloc(spec->n_mounts + 1, sizeof(**held));
+	if (!*out || !*held)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	for (size_t i = 0; i < spec->n_mounts && rc == 0; i++) {
+		const struct sb_sandbox_mount *m = &spec->mounts[i];
+		rc = sb_mount_resolve(&(*held)[i], m->host ? m->host : "", m->path ? m->path : "", m->mode == SB_MOUNT_RW,
+				      &policy, err);
+		if (rc < 0)
+			sb_error_wrap(err, _("host mount '%s:%s'"), m->host ? m->host : "", m->path ? m->path : "");
+		else
+			(*out)[i] = (struct sb_sandbox_mount){ (*held)[i].host, (*held)[i].path, m->mode };
+	}
+	return rc < 0 ? rc : sb_mount_check_overlaps(*held, spec->n_mounts, err);
+}
+
+static void free_mounts(struct sb_sandbox_mount *mounts, struct sb_mount *held, size_t n)
+{
+	for (size_t i = 0; held && i < n; i++)
+		sb_mount_clear(&held[i]);
+	free(held);
+	free(mounts);
+}
+
+/* Pins the image: its manifest digest goes into the record; the rootfs is
+ * found again from the digest at every boot. */
+static int resolve_image(struct sb_record *rec, struct sb_root *root, const char *image, struct sb_error *err)
+{
+	struct sb_image_info info;
+	int rc;
+
+	if (!image || !*image)
+		return sb_error_set(err, SB_ERR_INVALID, _("no image given"));
+	if ((rc = sb_image_resolve(&info, root, image, err)) < 0)
+		return rc;
+	memcpy(rec->image_digest, info.digest, sizeof(rec->image_digest));
+	if (!(rec->image_ref = strdup(info.ref)))
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	sb_image_info_clear(&info);
+	return rc;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* The record of a new sandbox: the spec over the configured defaults. */
+static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec, const struct sb_settings *set,
+		       struct sb_error *err)
+{
+	unsigned char rnd[8];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot make a sandbox id"));
+	rec->schema = SB_RECORD_SCHEMA;
+	strcpy(rec->name, spec->name);
+	snprintf(rec->id, sizeof(rec->id), "sb-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
+		 rnd[4], rnd[5], rnd[6], rnd[7]);
+	rec->created = sb_clock_now();
+	rec->kind = spec->kind != SB_KIND_DEFAULT ? spec->kind : set->kind;
+	rec->idle_timeout = rec->kind == SB_KIND_PERMANENT ? 0 : spec->idle_timeout > 0 ? spec->idle_timeout
+											  : set->idle_timeout;
+	rec->expiry_action = spec->expiry_action != SB_EXPIRY_DEFAULT ? spec->expiry_action : set->expiry_action;
+	rec->network = spec->network >= 0 ? spec->network : set->network;
+	rec->exchange = !spec->no_exchange;
+	rec->memory = spec->memory ? spec->memory : set->memory;
+	rec->cpus = spec->cpus > 0 ? spec->cpus : set->cpus;
+	rec->owner = dup_or_empty(spec->owner);
+	rec->reason = strdup(_("creating"));
+	rec->state = SB_STATE_CREATED;
+	rec->state_changed = rec->created;
+	rec->mounts = calloc(spec->n_mounts + 1, sizeof(*rec->mounts));
+	rec->labels = calloc(spec->n_labels + 1, sizeof(*rec->labels));
+	if (!rec->owner || !rec->reason || !rec->mounts || !rec->labels)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	for (size_t i = 0; i < spec->n_mounts; i++, rec->n_mounts++) {
+		rec->mounts[i].host = strdup(spec->mounts[i].host);
+		rec->mounts[i].path = strdup(spec->mounts[i].path);
+		rec->mounts[i].mode = spec->mounts[i].mode;
+		if (!rec->mounts[i].host || !rec->mounts[i].path)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	for (size_t i = 0; i < spec->n_labels; i++, rec->n_labels++) {
+		rec->labels[i].key = strdup(spec->labels[i].key);
+		rec->labels[i].value = dup_or_empty(spec->labels[i].value);
+		if (!rec->labels[i].key || !rec->labels[i].value)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	return 0;
+}
+
+static const char *const box_dirs[] = { "upper", "work", "rootfs", "workspace", "bundle", "sessions", NULL };
+
+static int make_dirs(struct sb_box *b, struct sb_error *err)
+{
+	for (const char *const *d = box_dirs; *d; d++) {
+		char *path = sb_path_join(b->dir, *d);
+		int rc = path ? sb_fs_mkdirs(path, 0700, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		free(path);
+		if (rc < 0)
+			return rc;
+	}
+	/* the workspace is the sandbox's own: root inside may write it */
+	return chmod(b->workspace, 0755) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot prepare '%s'"), b->workspace) : 0;
+}
+
+/* Undoes a create that failed after its directory was made. When that fails
+ * too the record stays, in state broken, for rm --force. */
+static void roll_back(struct sb_box *b, const struct sb_error *cause)
+{
+	struct sb_error e2;
+
+	if (sb_box_teardown(b, 1, &e2) == 0 && sb_box_network_down(b, b->rec.name, &e2) == 0 &&
+	    sb_fs_remove_tree(b->dir, &e2) == 0)
+		return;
+	char *reason = sb_strdupf(_("create failed: %s; cleanup failed: %s"), cause->msg, e2.msg);
+	if (b->rec.name[0])
+		sb_record_transition(b->root, &b->rec, SB_STATE_BROKEN, reason ? reason : cause->msg, &e2);
+	free(reason);
+}
+
+static int create_locked(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
+			 struct sb_error *err)
+{
+	struct sb_box b;
+	int rc;
+
+	if ((rc = sb_box_open(&b, root, spec->name, BOX_LOCK_NONE, 0, err)) < 0)
+		goto out;
+	if ((rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 || (rc = resolve_image(&b.rec, root, spec->image, err)) < 0)
+		goto out;
+	if (mkdir(b.dir, 0700) < 0) {
+		rc = errno == EEXIST ? sb_error_set(err, SB_ERR_EXISTS, _("a sandbox named '%s' already exists"), spec->name)
+				     : sb_error_errno(err, SB_ERR_IO, errno, _("cannot create sandbox '%s'"), spec->name);
+		goto out;
+	}
+	/* from here on the directory is ours: every failure rolls back */
+	if ((rc = sb_box_lock(&b, BOX_LOCK_EXCLUSIVE, err)) < 0 || (rc = make_dirs(&b, err)) < 0 || (rc = sb_record_save(root, &b.rec, err)) < 0 ||
+	    (rc = sb_box_touch(&b, err)) < 0 || (rc = sb_box_boot(&b, NULL, err)) < 0 ||
+	    (rc = sb_record_transition(root, &b.rec, SB_STATE_RUNNING, _("created"), err)) < 0) {
+		roll_back(&b, err);
+		goto out;
+	}
+	b.loaded = 1;
+	rc = out ? sb_box_info(out, &b, err) : 0;
+out:
+	sb_box_close(&b);
+	return rc;
+}
+
+int sb_sandbox_create(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		      struct sb_error *err)
+{
+	int rc;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if ((rc = sb_sandbox_name_check(spec->name, err)) < 0)
+		return rc;
+	struct sb_sandbox_spec resolved = *spec;
+	struct sb_sandbox_mount *mounts;
+	struct sb_mount *held;
+	if ((rc = resolve_mounts(&mounts, &held, root, spec, err)) < 0) {
+		free_mounts(mounts, held, spec->n_mounts);
+		return rc;
+	}
+	resolved.mounts = mounts;
+	/* fail closed: nothing is made when a prerequisite is missing; shared lock:
+	 * creates run in parallel, image removal (exclusive) waits for them */
+	if ((rc = sb_doctor_require(root, err)) == 0 && (rc = sb_root_lock(root, SB_LOCK_SHARED, err)) == 0) {
+		rc = create_locked(out, root, &resolved, err);
+		sb_root_unlock(root);
+	}
+	free_mounts(mounts, held, spec->n_mounts);
+	return rc;
+}

@@ -1,0 +1,249 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "base/archive_dl.h"
+#include "base/crypto_dl.h"
+#include "base/curl_dl.h"
+#include "sandbox/doctor.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "base/proc.h"
+
+#define MIN_FREE_FAIL (256ULL << 20)
+#define MIN_FREE_WARN (2ULL << 30)
+
+struct doctor_ctx {
+	struct sb_root *root;
+	char *runsc;
+};
+
+typedef void (*check_fn)(struct sb_check *c, struct doctor_ctx *ctx);
+
+static void check_fail(struct sb_check *c, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void check_fail(struct sb_check *c, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->status = SB_CHECK_FAIL;
+	c->fix = fix;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+}
+
+int sb_runsc_locate(char **out, struct sb_error *err)
+{
+	const char *env = getenv("SANDBENCH_RUNSC");
+	const char *path = getenv("PATH");
+
+	*out = NULL;
+	if (env && *env) {
+		if (access(env, X_OK) != 0)
+			return sb_error_errno(err, SB_ERR_PREREQ, errno, _("runsc at $SANDBENCH_RUNSC '%s' is not executable"), env);
+		*out = strdup(env);
+		return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char *cand = sb_strdupf("%.*s/runsc", (int)n, path);
+		if (!cand)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		struct stat st;
+		if (n > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*out = cand;
+			return 0;
+		}
+		free(cand);
+		path += n + (path[n] == ':');
+	}
+	return sb_error_set(err, SB_ERR_PREREQ, _("runsc (gVisor) was not found in PATH; install it with 'apt-get install runsc'"));
+}
+
+static void check_root(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	(void)ctx;
+	if (geteuid() != 0)
+		check_fail(c, N_("run sandbench as root (for example with sudo)"),
+			   _("running as uid %ld; runsc needs root"), (long)geteuid());
+	else
+		snprintf(c->detail, sizeof(c->detail), "%s", _("running as root"));
+}
+
+static void check_runsc(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	struct sb_error err;
+
+	if (sb_runsc_locate(&ctx->runsc, &err) < 0)
+		check_fail(c, N_("apt-get install runsc"), "%s", err.msg);
+	else
+		snprintf(c->detail, sizeof(c->detail), "%s", ctx->runsc);
+}
+
+static int file_has_line(const char *path, const char *needle)
+{
+	char *text;
+	int found;
+
+	if (sb_fs_read_file(&text, NULL, path, 1 << 20, NULL) < 0)
+		return 0;
+	found = strstr(text, needle) != NULL;
+	free(text);
+	return found;
+}
+
+static void check_overlay(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	(void)ctx;
+	if (!file_has_line("/proc/filesystems", "\toverlay\n"))
+		check_fail(c, N_("load the overlay module: modprobe overlay"),
+			   "%s", _("the kernel does not list overlayfs in /proc/filesystems"));
+	else
+		snprintf(c->detail, sizeof(c->detail), "%s", _("overlayfs available"));
+}
+
+static void check_cgroups(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	struct stat st;
+
+	(void)ctx;
+	if (stat("/sys/fs/cgroup", &st) < 0 || !S_ISDIR(st.st_mode))
+		check_fail(c, N_("mount the cgroup hierarchies at /sys/fs/cgroup (systemd does this at boot)"),
+			   "%s", _("/sys/fs/cgroup is missing"));
+	else if (!file_has_line("/proc/cgroups", "memory\t") && stat("/sys/fs/cgroup/cgroup.controllers", &st) < 0)
+		check_fail(c, N_("enable the memory cgroup controller (cgroup_enable=memory on the kernel command line)"),
+			   "%s", _("the memory cgroup controller is not available"));
+	else
+		snprintf(c->detail, sizeof(c->detail), "%s", _("cgroups mounted, memory controller present"));
+}
+
+static void check_disk(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	struct statvfs vfs;
+	unsigned long long avail;
+
+	if (statvfs(sb_root_path(ctx->root), &vfs) < 0) {
+		check_fail(c, N_("check that the state root is on a mounted filesystem"),
+			   _("cannot read free space of %s: %s"), sb_root_path(ctx->root), strerror(errno));
+		return;
+	}
+	avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+	snprintf(c->detail, sizeof(c->detail), _("%llu MiB free under %s"), avail >> 20, sb_root_path(ctx->root));
+	if (avail < MIN_FREE_FAIL) {
+		c->status = SB_CHECK_FAIL;
+		c->fix = N_("free disk space under the state root, or choose another with --root");
+	} else if (avail < MIN_FREE_WARN) {
+		c->status = SB_CHECK_WARN;
+		c->fix = N_("free disk space under the state root: images and checkpoints need room");
+	}
+}
+
+static void check_boot(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	struct sb_proc_opts opts = SB_PROC_OPTS_DEFAULT;
+	struct sb_proc_result res;
+	struct sb_error err;
+	char line[200];
+
+	if (!ctx->runsc) {
+		check_fail(c, N_("apt-get install runsc"), "%s", _("skipped: runsc is missing"));
+		return;
+	}
+	char *state = sb_root_file(ctx->root, "runsc");
+	char *root_flag = state ? sb_strdupf("--root=%s", state) : NULL;
+	char *argv[] = { ctx->runsc, root_flag, "--network=none", "do", "/bin/true", NULL };
+	opts.timeout_ms = 30000;
+	if (!root_flag) {
+		check_fail(c, NULL, "%s", _("out of memory"));
+	} else if (sb_proc_run(&res, argv, &opts, &err) < 0) {
+		check_fail(c, N_("check 'runsc --debug do /bin/true' for the cause"), "%s", err.msg);
+		sb_proc_result_clear(&res);
+	} else {
+		if (res.status != 0)
+			check_fail(c, N_("check 'runsc --debug do /bin/true' for the cause"),
+				   _("runsc could not boot a sandbox (exit %d): %s"), res.status,
+				   sb_proc_last_line(&res, line, sizeof(line)));
+		else
+			snprintf(c->detail, sizeof(c->detail), "%s", _("booted a test sandbox"));
+		sb_proc_result_clear(&res);
+	}
+	free(root_flag);
+	free(state);
+}
+
+/* Loaded on first use (dynlib.h): only a pull or an import would find out. */
+static int (*const lazy_libraries[])(struct sb_error *err) = { sb_curl_load, sb_archive_load, sb_crypto_load };
+
+static void check_libraries(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	struct sb_error err;
+
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(lazy_libraries) / sizeof(lazy_libraries[0]); i++) {
+		if (lazy_libraries[i](&err) < 0) {
+			check_fail(c, N_("apt-get install libcurl4 libarchive13 libssl3"), "%s", err.msg);
+			return;
+		}
+	}
+	snprintf(c->detail, sizeof(c->detail), "%s", _("libcurl, libarchive and libcrypto load (pulls and imports use them)"));
+}
+
+struct check_def {
+	const char *name;
+	check_fn fn;
+	int full_only;           /* only with SB_DOCTOR_FULL: too slow for every command */
+};
+
+/* Ordered: later checks may rely on what earlier ones found (runsc before boot). */
+static const struct check_def checks[] = {
+	{ "root", check_root, 0 },
+	{ "runsc", check_runsc, 0 },
+	{ "overlayfs", check_overlay, 0 },
+	{ "cgroups", check_cgroups, 0 },
+	{ "disk", check_disk, 0 },
+	{ "libraries", check_libraries, 1 },
+	{ "boot", check_boot, 1 },
+};
+
+int sb_doctor_run(struct sb_doctor_report *report, struct sb_root *root, unsigned flags, struct sb_error *err)
+{
+	struct doctor_ctx ctx = { .root = root };
+
+	(void)err;
+	memset(report, 0, sizeof(*report));
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+		if (checks[i].full_only && !(flags & SB_DOCTOR_FULL))
+			continue;
+		struct sb_check *c = &report->checks[report->count++];
+		c->name = checks[i].name;
+		checks[i].fn(c, &ctx);
+		if (c->status == SB_CHECK_FAIL)
+			report->failures++;
+	}
+	free(ctx.runsc);
+	return 0;
+}
+
+int sb_doctor_require(struct sb_root *root, struct sb_error *err)
+{
+	struct sb_doctor_report report;
+
+	sb_doctor_run(&report, root, 0, err);
+	for (int i = 0; i < report.count; i++) {
+		const struct sb_check *c = &report.checks[i];
+		if (c->status == SB_CHECK_FAIL)
+			return sb_error_set(err, SB_ERR_PREREQ, _("refusing to run: %s: %s; fix: %s"),
+					    c->name, c->detail, c->fix ? _(c->fix) : "-");
+	}
+	return 0;
+}

@@ -1,0 +1,327 @@
+/* gc: see gc.h. Runs under the root lock held exclusively, so no create,
+ * stop, restore or remove is half-way while it looks; a sandbox whose own lock
+ * is held (an exec or a shell in it) is left alone. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "base/fs.h"
+#include "sandbox/gc.h"
+#include "base/i18n.h"
+#include "net/network.h"
+#include "backend/runsc/overlay.h"
+
+struct gc {
+	struct sb_root *root;
+	int dry_run;
+	struct sb_gc_item *items;
+	size_t count, cap;
+	json_t *containers;          /* runsc list: [{id, status, ...}] */
+	json_t *known_ids;           /* ids that records account for: {id: true} */
+	json_t *recordless;          /* sandbox directories without a record: [name] */
+};
+
+static struct sb_gc_item *add_item(struct gc *g, const char *kind, const char *name, const char *action)
+{
+	if (g->count == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 16;
+		struct sb_gc_item *n = realloc(g->items, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		g->items = n;
+		g->cap = cap;
+	}
+	struct sb_gc_item *it = &g->items[g->count++];
+	memset(it, 0, sizeof(*it));
+	snprintf(it->kind, sizeof(it->kind), "%s", kind);
+	snprintf(it->name, sizeof(it->name), "%s", name);
+	it->action = action;
+	return it;
+}
+
+static void item_result(struct sb_gc_item *it, int rc, const struct sb_error *e)
+{
+	if (it && rc < 0) {
+		it->rc = rc;
+		snprintf(it->message, sizeof(it->message), "%s", e->msg);
+	}
+}
+
+static const char *container_status(const struct gc *g, const char *id)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(g->containers, i, c) {
+		const char *cid = json_string_value(json_object_get(c, "id"));
+		if (cid && !strcmp(cid, id))
+			return json_string_value(json_object_get(c, "status"));
+	}
+	return NULL;
+}
+
+/* runsc's containers of this root (ROOT/runsc): an empty array when there are none. */
+static int list_containers(struct gc *g, struct sb_runsc *rs, struct sb_error *err)
+{
+	struct sb_runsc_call call = SB_RUNSC_CALL_INIT(SB_RUNSC_LIST, NULL);
+	struct sb_proc_result res;
+	int rc = sb_runsc_run(&res, rs, &call, err);
+
+	if (rc == 0) {
+		g->containers = json_loads(res.out, JSON_DECODE_ANY, NULL);
+		if (json_is_null(g->containers) || !g->containers) {
+			int bad = g->containers == NULL;
+			json_decref(g->containers);
+			g->containers = json_array();
+			if (bad)
+				rc = sb_error_set(err, SB_ERR_FORMAT, _("runsc list printed something that is not JSON"));
+		}
+	}
+	sb_proc_result_clear(&res);
+	return rc;
+}
+
+static int try_lock(const char *dir)
+{
+	char *path = sb_path_join(dir, "lock");
+	int fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+
+	free(path);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Directories without sandbox.json: creates killed before they wrote the
+ * record (or records deleted by hand). Runs after the orphaned containers are
+ * gone, since a live container keeps the disk busy. */
+static void sweep_recordless(struct gc *g)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(g->recordless, i, v) {
+		const char *name = json_string_value(v);
+		struct sb_gc_item *it = add_item(g, "sandbox", name, N_("removed a sandbox directory without a record"));
+		struct sb_error e;
+		struct sb_box b;
+		int rc, lock;
+		if (g->dry_run)
+			continue;
+		if ((rc = sb_box_open(&b, g->root, name, BOX_LOCK_NONE, 0, &e)) == 0) {
+			if ((lock = try_lock(b.dir)) < 0) {
+				rc = sb_error_set(&e, SB_ERR_BUSY, _("sandbox directory '%s' is in use"), name);
+			} else {
+				if (sb_overlay_mounted(b.rootfs))
+					rc = sb_overlay_umount(b.rootfs, &e);
+				if (rc == 0)
+					rc = sb_box_network_down(&b, name, &e);
+				if (rc == 0)
+					rc = sb_fs_remove_tree(b.dir, &e);
+				close(lock);
+			}
+		}
+		sb_box_close(&b);
+		item_result(it, rc, &e);
+	}
+}
+
+static void mark_broken(struct gc *g, struct sb_box *b, const char *why)
+{
+	struct sb_gc_item *it = add_item(g, "sandbox", b->rec.name, N_("marked broken"));
+	struct sb_error e;
+
+	if (it)
+		snprintf(it->message, sizeof(it->message), "%s", why);
+	if (!g->dry_run)
+		item_result(it, sb_record_transition(g->root, &b->rec, SB_STATE_BROKEN, why, &e), &e);
+}
+
+static void remove_sandbox(struct gc *g, struct sb_box *b, const char *action)
+{
+	struct sb_gc_item *it = add_item(g, "sandbox", b->rec.name, action);
+	struct sb_error e;
+	int rc;
+
+	if (g->dry_run)
+		return;
+	if ((rc = sb_box_teardown(b, 1, &e)) == 0)
+		rc = sb_box_network_down(b, b->rec.name, &e);
+	if (rc == 0)
+		rc = sb_fs_remove_tree(b->dir, &e);
+	item_result(it, rc, &e);
+}
+
+/* A record whose runsc container does not match its state. */
+static void reconcile_record(struct gc *g, struct sb_box *b)
+{
+	const char *status = container_status(g, b->rec.id);
+	struct sb_error e;
+
+	json_object_set_new(g->known_ids, b->rec.id, json_true());
+	switch (b->rec.state) {
+	case SB_STATE_RUNNING:
+		if (!status || strcmp(status, "running") != 0)
+			mark_broken(g, b, _("its runsc container is gone (host restart or crash); the disk is kept"));
+		break;
+	case SB_STATE_CREATED:
+		/* nobody holds its lock, so its create died half-way */
+		if (b->rec.kind == SB_KIND_TEMPORARY)
+			remove_sandbox(g, b, N_("removed an interrupted create"));
+		else
+			mark_broken(g, b, _("its create was interrupted; the workspace is kept"));
+		break;
+	case SB_STATE_STOPPED:
+	case SB_STATE_BROKEN:
+		/* no container belongs to these states: a leftover one holds the disk mounted */
+		if (status || sb_overlay_mounted(b->rootfs)) {
+			struct sb_gc_item *it = add_item(g, "container", b->rec.id, N_("deleted a container left by a stopped sandbox"));
+			if (!g->dry_run)
+				item_result(it, sb_box_teardown(b, 1, &e), &e);
+		}
+		break;
+	}
+}
+
+static int scan_sandboxes(struct gc *g, struct sb_error *err)
+{
+	char *dir = sb_root_file(g->root, "sandboxes");
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		int rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), dir ? dir : "sandboxes");
+		free(dir);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		struct sb_box b;
+		struct sb_error e;
+		if (de->d_name[0] == '.' || sb_sandbox_name_check(de->d_name, NULL) < 0)
+			continue;
+		if (sb_box_open(&b, g->root, de->d_name, BOX_LOCK_NONE, 0, &e) < 0) {
+			sb_box_close(&b);
+			continue;
+		}
+		int lock = try_lock(b.dir);
+		if (lock < 0) {
+			add_item(g, "sandbox", de->d_name, N_("skipped: in use"));
+			sb_box_close(&b);
+			continue;
+		}
+		int rc = sb_record_load(&b.rec, g->root, de->d_name, &e);
+		if (rc == SB_ERR_NOTFOUND) {
+			json_array_append_new(g->recordless, json_string(de->d_name));
+		} else if (rc < 0) {
+			struct sb_gc_item *it = add_item(g, "sandbox", de->d_name, N_("left alone: unreadable record (rm --force removes it)"));
+			if (it)
+				snprintf(it->message, sizeof(it->message), "%s", e.msg);
+		} else {
+			b.loaded = 1;
+			reconcile_record(g, &b);
+		}
+		close(lock);
+		sb_box_close(&b);
+	}
+	closedir(d);
+	free(dir);
+	return 0;
+}
+
+/* Containers in ROOT/runsc that no record accounts for. */
+static void sweep_containers(struct gc *g, struct sb_runsc *rs)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(g->containers, i, c) {
+		const char *id = json_string_value(json_object_get(c, "id"));
+		if (!id || json_object_get(g->known_ids, id))
+			continue;
+		struct sb_gc_item *it = add_item(g, "container", id, N_("deleted an orphaned runsc container"));
+		if (g->dry_run)
+			continue;
+		struct sb_runsc_call kill = SB_RUNSC_CALL_INIT(SB_RUNSC_KILL, id);
+		struct sb_runsc_call del = SB_RUNSC_CALL_INIT(SB_RUNSC_DELETE, id);
+		struct sb_error e;
+		kill.signal = "KILL";
+		kill.any_status = 1;
+		del.force = 1;
+		sb_runsc_run(NULL, rs, &kill, &e);
+		item_result(it, sb_runsc_run(NULL, rs, &del, &e), &e);
+		sb_box_remove_cgroups(id);
+	}
+}
+
+static void sweep_network(struct gc *g)
+{
+	struct sb_net_orphan *orphans = NULL;
+	struct sb_network_config cfg;
+	struct sb_settings settings;
+	struct sb_error e;
+	size_t n = 0;
+	int rc = sb_settings_load(&settings, g->root, &e);
+
+	if (rc == 0) {
+		cfg = sb_box_netcfg(&settings);
+		rc = sb_network_orphans(&orphans, &n, g->root, &cfg, &e);
+	}
+	if (rc < 0) {
+		struct sb_gc_item *it = add_item(g, "network", "-", N_("could not list network objects"));
+		item_result(it, e.code, &e);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sb_gc_item *it = add_item(g, sb_net_orphan_kind_name(orphans[i].kind), orphans[i].name,
+						 N_("removed an orphaned network object"));
+		if (!g->dry_run)
+			item_result(it, sb_network_orphan_remove(g->root, &cfg, &orphans[i], &e), &e);
+	}
+	free(orphans);
+}
+
+int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsigned flags, struct sb_error *err)
+{
+	struct gc g = { .root = root, .dry_run = (flags & SB_GC_DRY_RUN) != 0 };
+	struct sb_runsc *rs = NULL;
+	int rc;
+
+	*items = NULL;
+	*count = 0;
+	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
+		return rc;
+	g.known_ids = json_object();
+	g.recordless = json_array();
+	if ((rc = sb_runsc_open(&rs, root, err)) < 0 || (rc = list_containers(&g, rs, err)) < 0)
+		goto out;
+	if ((rc = scan_sandboxes(&g, err)) < 0)
+		goto out;
+	sweep_containers(&g, rs);
+	sweep_recordless(&g);
+	sweep_network(&g);
+out:
+	sb_root_unlock(root);
+	sb_runsc_close(rs);
+	json_decref(g.containers);
+	json_decref(g.known_ids);
+	json_decref(g.recordless);
+	if (rc < 0) {
+		free(g.items);
+		return rc;
+	}
+	*items = g.items;
+	*count = g.count;
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* Internal to src/sandbox/: only its own files include this header. */
+#ifndef SB_SANDBOX_INTERNAL_H
+#define SB_SANDBOX_INTERNAL_H
+
+#include <stddef.h>
+
+#include "net/network.h"
+#include "sandbox/record.h"
+#include "base/root.h"
+#include "sandbox/sandbox.h"
+#include "backend/runsc/runsc.h"
+#include "sandbox/settings.h"
+#include "base/error.h"
+
+/* Internal to the sandbox module (sandbox_*.c, session.c): one sandbox opened
+ * for an operation, with its paths, its lock, its record and the runsc driver. */
+enum box_lock {
+	BOX_LOCK_NONE,
+	BOX_LOCK_SHARED,                 /* exec, session: the record does not change */
+	BOX_LOCK_EXCLUSIVE,              /* every state transition */
+};
+
+struct sb_box {
+	struct sb_root *root;
+	struct sb_record rec;
+	int loaded;                      /* rec holds the record */
+	char *dir, *rootfs, *upper, *work, *workspace, *bundle, *checkpoint, *checkpoint_tmp;
+	char *activity, *sessions, *pid_file, *resolv;
+	char *exec_lock;                 /* held shared by every running exec: reap spares busy sandboxes */
+	int lock_fd;
+	struct sb_runsc *rs;
+	struct sb_settings settings;
+	int container_stopped;           /* checkpointed: teardown need not kill it */
+	struct sb_netinfo net;           /* network on: set up by sb_box_network_up */
+	int (*net_hook)(void *);         /* runsc start/restore pre_exec (netstack workaround) or NULL */
+	void *net_hook_arg;
+};
+
+/* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
+ * the record too (SB_ERR_NOTFOUND naming the sandbox when there is none). */
+int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum box_lock lock, int load,
+		struct sb_error *err);
+void sb_box_close(struct sb_box *b);
+/* Takes the sandbox's lock (ROOT/sandboxes/<name>/lock). */
+int sb_box_lock(struct sb_box *b, enum box_lock lock, struct sb_error *err);
+/* Opens the runsc driver on first use. */
+int sb_box_runsc(struct sb_box *b, struct sb_error *err);
+/* A call for this sandbox: its id, network mode and the configured deadline. */
+struct sb_runsc_call sb_box_call(const struct sb_box *b, enum sb_runsc_op op);
+/* Mounts the disk, writes the spec and starts the container: create+start, or
+ * restore from image_path when it is not NULL. On failure the container is
+ * deleted again (the disk stays mounted: the caller decides). */
+int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err);
+/* Kills and deletes the runsc container, removes its leftover cgroups and
+ * unmounts the disk. Missing pieces are fine; errors are reported, not fatal
+ * with force. */
+int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
+/* Removes the cgroup runsc made for container id in every v1 hierarchy (a
+ * failed boot can leak it); missing ones are fine. */
+void sb_box_remove_cgroups(const char *id);
+/* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
+void sb_box_end_sessions(struct sb_box *b);
+/* Kills (runsc kill) the process inside whose pid `runsc exec
+ * --internal-pid-file` wrote to ipid_file; nothing when there is none. */
+void sb_box_kill_inside(struct sb_box *b, const char *ipid_file);
+/* Marks an exec as running until the returned fd is closed (-1 on failure). */
+int sb_box_exec_begin(struct sb_box *b);
+/* 1 when some exec is running in the sandbox right now. */
+int sb_box_exec_running(struct sb_box *b);
+/* Touches the activity file (mtime = now, the injectable clock). */
+int sb_box_touch(struct sb_box *b, struct sb_error *err);
+/* Fills info from the box, taking over its record (b->loaded becomes 0). */
+int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *err);
+/* The network configuration the settings ask for (bridge, subnet). */
+struct sb_network_config sb_box_netcfg(const struct sb_settings *s);
+/* With network on, sets up (or repairs: runsc strips the address) the
+ * sandbox's network and the runsc hook; nothing with network off. */
+int sb_box_network_up(struct sb_box *b, struct sb_error *err);
+/* Removes the sandbox's network (what exists of it); name is used when no
+ * record was read. */
+int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err);
+/* Rootfs of the record's image (ROOT/images/rootfs/<hex>). */
+char *sb_box_lower(const struct sb_box *b);
+
+/* Host folders given to a sandbox (`--mount HOST:PATH[:ro|rw]`): parsing and
+ * the policy that keeps credentials, kernel interfaces, container runtimes and
+ * sandbench's own state out of sandboxes. */
+struct sb_mount {
+	char *host;   /* resolved with realpath: no symlink left */
+	char *path;   /* absolute, normalised path inside the sandbox */
+	int rw;       /* 0: read-only (the default) */
+};
+
+struct sb_mount_policy {
+	const char *state_root;  /* refused as a host path (with what is below and above it); may be NULL */
+	int allow_sensitive;     /* accept the host paths of the deny list anyway */
+};
+
+/* Parses "HOST:PATH[:ro|rw]" (read-only unless ":rw" is written; HOST may
+ * contain ':', PATH may not) and applies the policy. SB_ERR_INVALID for
+ * syntax, SB_ERR_NOTFOUND for a missing host path, SB_ERR_UNSAFE for a host
+ * path on the deny list or a reserved sandbox path. */
+int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount_policy *policy,
+		   struct sb_error *err);
+/* The same for a mount given as parts: resolves host, normalises path and
+ * applies the policy. */
+int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, int rw,
+		     const struct sb_mount_policy *policy, struct sb_error *err);
+/* Checks an already resolved mount again (e.g. from a record before a restart):
+ * the host path must still resolve to itself and pass the policy. */
+int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *policy, struct sb_error *err);
+/* Refuses two mounts at the same sandbox path or one below another. */
+int sb_mount_check_overlaps(const struct sb_mount *mounts, size_t n, struct sb_error *err);
+void sb_mount_clear(struct sb_mount *m);
+
+#endif

@@ -1,0 +1,243 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "net/network.h"
+#include "sandbox/sandbox.h"
+
+/* Derived fields from the record, the activity mtime and the clock. */
+static void derive(struct sb_sandbox_info *info, long long now)
+{
+	struct stat st;
+	char *act = sb_path_join(info->dir, "activity");
+	char *ckpt = sb_path_join(info->dir, "checkpoint/checkpoint.img");
+
+	info->last_activity = act && stat(act, &st) == 0 ? (long long)st.st_mtime : info->rec.created;
+	info->idle_seconds = now > info->last_activity ? now - info->last_activity : 0;
+	info->has_checkpoint = ckpt && stat(ckpt, &st) == 0;
+	if (info->rec.kind != SB_KIND_TEMPORARY || info->rec.idle_timeout <= 0 ||
+	    (info->rec.expiry_action == SB_EXPIRY_STOP && info->rec.state != SB_STATE_RUNNING))
+		info->expires_in = -1;
+	else
+		info->expires_in = info->idle_seconds >= info->rec.idle_timeout ? 0 : info->rec.idle_timeout - info->idle_seconds;
+	free(act);
+	free(ckpt);
+}
+
+static int info_from(struct sb_sandbox_info *out, struct sb_root *root, const char *name, struct sb_record *rec,
+		     long long now, struct sb_error *err)
+{
+	char *rel = sb_strdupf("sandboxes/%s", name);
+
+	memset(out, 0, sizeof(*out));
+	out->dir = rel ? sb_root_file(root, rel) : NULL;
+	out->workspace = out->dir ? sb_path_join(out->dir, "workspace") : NULL;
+	free(rel);
+	if (!out->workspace) {
+		sb_sandbox_info_clear(out);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	out->rec = *rec;
+	memset(rec, 0, sizeof(*rec));
+	derive(out, now);
+	return 0;
+}
+
+int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *err)
+{
+	b->loaded = 0;
+	return info_from(out, b->root, b->rec.name, &b->rec, sb_clock_now(), err);
+}
+
+/* An unreadable record still shows up: broken, with the cause as reason. */
+static int broken_record(struct sb_record *rec, const char *name, const char *cause)
+{
+	memset(rec, 0, sizeof(*rec));
+	snprintf(rec->name, sizeof(rec->name), "%.63s", name);
+	rec->state = SB_STATE_BROKEN;
+	rec->kind = SB_KIND_PERMANENT;
+	rec->expiry_action = SB_EXPIRY_RM;
+	rec->image_ref = strdup("");
+	rec->owner = strdup("");
+	rec->reason = strdup(cause);
+	return rec->image_ref && rec->owner && rec->reason ? 0 : -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct sb_sandbox_info *)a)->rec.name, ((const struct sb_sandbox_info *)b)->rec.name);
+}
+
+int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root *root, struct sb_error *err)
+{
+	char *dir = sb_root_file(root, "sandboxes");
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct sb_sandbox_info *list = NULL;
+	size_t n = 0, cap = 0;
+	long long now = sb_clock_now();
+	struct dirent *de;
+	int rc = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (!d) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list sandboxes in '%s'"), dir ? dir : "");
+		free(dir);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		struct sb_record rec;
+		struct sb_error e2;
+		if (sb_sandbox_name_check(de->d_name, NULL) < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct sb_sandbox_info *grown = realloc(list, cap * sizeof(*list));
+			if (!grown) {
+				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+				break;
+			}
+			list = grown;
+		}
+		int lrc = sb_record_load(&rec, root, de->d_name, &e2);
+		if (lrc < 0) {
+			/* a directory without record is a create in progress or a crash: show it */
+			if (broken_record(&rec, de->d_name, lrc == SB_ERR_NOTFOUND
+					  ? _("no record: being created, or left half-made (rm --force removes it)")
+					  : e2.msg) < 0) {
+				sb_record_clear(&rec);
+				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+				break;
+			}
+		}
+		if ((rc = info_from(&list[n], root, de->d_name, &rec, now, err)) < 0) {
+			sb_record_clear(&rec);
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	free(dir);
+	if (rc < 0) {
+		sb_sandbox_list_free(list, n);
+		return rc;
+	}
+	if (n)   /* qsort wants a non-NULL base even for no elements */
+		qsort(list, n, sizeof(*list), by_name);
+	*out = list;
+	*count = n;
+	return 0;
+}
+
+void sb_sandbox_list_free(struct sb_sandbox_info *list, size_t count)
+{
+	for (size_t i = 0; list && i < count; i++)
+		sb_sandbox_info_clear(&list[i]);
+	free(list);
+}
+
+void sb_sandbox_info_clear(struct sb_sandbox_info *info)
+{
+	if (!info)
+		return;
+	sb_record_clear(&info->rec);
+	free(info->dir);
+	free(info->workspace);
+	memset(info, 0, sizeof(*info));
+}
+
+int sb_sandbox_inspect(struct sb_sandbox_info *out, struct sb_root *root, const char *name, struct sb_error *err)
+{
+	struct sb_record rec;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = sb_sandbox_name_check(name, err)) < 0 || (rc = sb_record_load(&rec, root, name, err)) < 0)
+		return rc;
+	rc = info_from(out, root, name, &rec, sb_clock_now(), err);
+	sb_record_clear(&rec);
+	if (rc == 0 && out->rec.network)
+		sb_network_address(out->address, root, name, NULL);
+	return rc;
+}
+
+int sb_sandbox_touch(struct sb_root *root, const char *name, struct sb_error *err)
+{
+	struct sb_box b;
+	int rc = sb_box_open(&b, root, name, BOX_LOCK_SHARED, 1, err);
+
+	if (rc == 0)
+		rc = sb_box_touch(&b, err);
+	sb_box_close(&b);
+	return rc;
+}
+
+int sb_sandbox_extend(struct sb_root *root, const char *name, long long seconds, struct sb_error *err)
+{
+	struct sb_box b;
+	int rc = sb_box_open(&b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
+
+	if (rc == 0 && b.rec.kind != SB_KIND_TEMPORARY)
+		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is permanent: it never expires"), name);
+	if (rc == 0 && seconds <= 0)
+		rc = sb_error_set(err, SB_ERR_INVALID, _("cannot extend sandbox '%s' by %lld seconds"), name, seconds);
+	if (rc == 0) {
+		b.rec.idle_timeout += seconds;
+		if ((rc = sb_record_save(root, &b.rec, err)) == 0)
+			rc = sb_box_touch(&b, err);
+	}
+	sb_box_close(&b);
+	return rc;
+}
+
+static unsigned long long json_u64(json_t *obj, const char *path1, const char *path2)
+{
+	json_t *v = json_object_get(json_object_get(obj, path1), path2);
+
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (unsigned long long)json_integer_value(v) : 0;
+}
+
+int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const char *name, struct sb_error *err)
+{
+	struct sb_box b;
+	struct sb_proc_result res = { 0 };
+	json_t *doc = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = sb_box_open(&b, root, name, BOX_LOCK_NONE, 1, err)) < 0)
+		goto out;
+	if (b.rec.state != SB_STATE_RUNNING) {
+		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is %s, not running"), name,
+				  sb_sandbox_state_name(b.rec.state));
+		goto out;
+	}
+	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_EVENTS);
+	c.proc.timeout_ms = 10000;
+	if ((rc = sb_box_runsc(&b, err)) < 0 || (rc = sb_runsc_run(&res, b.rs, &c, err)) < 0)
+		goto out;
+	/* {"type":"stats","id":..,"data":{"cpu":{"usage":{"total":N}},"memory":{"usage":{"usage":N,"limit":N}},"pids":{"current":N}}} */
+	json_t *data = json_object_get(doc = json_loads(res.out, 0, NULL), "data");
+	if (!data) {
+		rc = sb_error_set(err, SB_ERR_FORMAT, _("runsc events of sandbox '%s' gave no statistics"), name);
+		goto out;
+	}
+	json_t *mem = json_object_get(data, "memory");
+	out->memory_usage = json_u64(mem, "usage", "usage");
+	out->memory_limit = json_u64(mem, "usage", "limit");
+	out->cpu_ns = json_u64(json_object_get(data, "cpu"), "usage", "total");
+	out->pids = json_u64(data, "pids", "current");
+out:
+	json_decref(doc);
+	sb_proc_result_clear(&res);
+	sb_box_close(&b);
+	return rc;
+}

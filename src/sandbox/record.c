@@ -1,0 +1,236 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "base/jsonfile.h"
+#include "sandbox/record.h"
+
+#define RECORD_MAX (1 << 20)
+
+static const char *const kind_names[] = {
+	[SB_KIND_DEFAULT] = "default", [SB_KIND_TEMPORARY] = "temporary", [SB_KIND_PERMANENT] = "permanent",
+};
+static const char *const state_names[] = {
+	[SB_STATE_CREATED] = "created", [SB_STATE_RUNNING] = "running",
+	[SB_STATE_STOPPED] = "stopped", [SB_STATE_BROKEN] = "broken",
+};
+static const char *const expiry_names[] = {
+	[SB_EXPIRY_DEFAULT] = "default", [SB_EXPIRY_RM] = "rm", [SB_EXPIRY_STOP] = "stop",
+};
+static const char *const mode_names[] = { [SB_MOUNT_RO] = "ro", [SB_MOUNT_RW] = "rw" };
+
+#define NAMES(t) (sizeof(t) / sizeof(t[0]))
+
+static const char *name_of(const char *const *t, size_t n, int v)
+{
+	return v >= 0 && (size_t)v < n ? t[v] : "unknown";
+}
+
+static int parse_name(const char *const *t, size_t n, const char *s)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (!strcmp(t[i], s))
+			return (int)i;
+	return -1;
+}
+
+const char *sb_sandbox_kind_name(enum sb_sandbox_kind k) { return name_of(kind_names, NAMES(kind_names), k); }
+const char *sb_sandbox_state_name(enum sb_sandbox_state s) { return name_of(state_names, NAMES(state_names), s); }
+const char *sb_expiry_action_name(enum sb_expiry_action a) { return name_of(expiry_names, NAMES(expiry_names), a); }
+const char *sb_mount_mode_name(enum sb_mount_mode m) { return name_of(mode_names, NAMES(mode_names), m); }
+int sb_sandbox_kind_parse(const char *s) { return parse_name(kind_names, NAMES(kind_names), s); }
+int sb_sandbox_state_parse(const char *s) { return parse_name(state_names, NAMES(state_names), s); }
+int sb_expiry_action_parse(const char *s) { return parse_name(expiry_names, NAMES(expiry_names), s); }
+int sb_mount_mode_parse(const char *s) { return parse_name(mode_names, NAMES(mode_names), s); }
+
+json_t *sb_record_to_json(const struct sb_record *r)
+{
+	json_t *mounts = json_array(), *labels = json_object();
+
+	for (size_t i = 0; i < r->n_mounts; i++)
+		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s}", "host", r->mounts[i].host, "path",
+							r->mounts[i].path, "mode", sb_mount_mode_name(r->mounts[i].mode)));
+	for (size_t i = 0; i < r->n_labels; i++)
+		json_object_set_new(labels, r->labels[i].key, json_string(r->labels[i].value));
+	return json_pack("{s:i, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:f},"
+			 " s:s, s:o, s:s, s:s, s:I}",
+			 "schema", SB_RECORD_SCHEMA, "name", r->name, "id", r->id, "created", (json_int_t)r->created,
+			 "image", "ref", r->image_ref ? r->image_ref : "", "digest", r->image_digest,
+			 "kind", sb_sandbox_kind_name(r->kind), "idle_timeout", (json_int_t)r->idle_timeout,
+			 "expiry_action", sb_expiry_action_name(r->expiry_action), "network", r->network,
+			 "mounts", mounts, "exchange", r->exchange,
+			 "resources", "memory", (json_int_t)r->memory, "cpus", r->cpus,
+			 "owner", r->owner ? r->owner : "", "labels", labels,
+			 "state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
+			 "state_changed", (json_int_t)r->state_changed);
+}
+
+static int dup_into(char **dst, const char *s)
+{
+	*dst = strdup(s ? s : "");
+	return *dst ? 0 : -1;
+}
+
+static int copy_fixed(char *dst, size_t size, const char *s)
+{
+	if (!s || strlen(s) >= size)
+		return -1;
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
+int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_error *err)
+{
+	const char *name = NULL, *id = NULL, *ref = NULL, *digest = NULL, *kind = NULL, *expiry = NULL;
+	const char *owner = "", *state = NULL, *reason = "";
+	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0;
+	double cpus = 0;
+	int network = 0, exchange = 1;
+	json_t *mounts = NULL, *labels = NULL;
+	json_error_t jerr;
+
+	memset(out, 0, sizeof(*out));
+	if (json_unpack_ex((json_t *)doc, &jerr, 0,
+			   "{s:I, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:F},"
+			   " s?s, s?o, s:s, s?s, s?I}",
+			   "schema", &schema, "name", &name, "id", &id, "created", &created,
+			   "image", "ref", &ref, "digest", &digest, "kind", &kind, "idle_timeout", &idle,
+			   "expiry_action", &expiry, "network", &network, "mounts", &mounts, "exchange", &exchange,
+			   "resources", "memory", &memory, "cpus", &cpus, "owner", &owner, "labels", &labels,
+			   "state", &state, "reason", &reason, "state_changed", &changed) < 0)
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record is malformed: %s"), jerr.text);
+	if (schema != SB_RECORD_SCHEMA)
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has schema %lld; this sandbench reads schema %d"),
+				    name, (long long)schema, SB_RECORD_SCHEMA);
+	out->schema = (int)schema;
+	out->created = created;
+	out->idle_timeout = idle;
+	out->memory = memory > 0 ? (unsigned long long)memory : 0;
+	out->cpus = cpus;
+	out->network = network;
+	out->exchange = exchange;
+	out->state_changed = changed;
+	int k = sb_sandbox_kind_parse(kind), e = sb_expiry_action_parse(expiry), s = sb_sandbox_state_parse(state);
+	if (k <= SB_KIND_DEFAULT || e <= SB_EXPIRY_DEFAULT || s < 0 || !json_is_array(mounts) ||
+	    (labels && !json_is_object(labels)) || copy_fixed(out->name, sizeof(out->name), name) < 0 ||
+	    copy_fixed(out->id, sizeof(out->id), id) < 0 ||
+	    copy_fixed(out->image_digest, sizeof(out->image_digest), digest) < 0)
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid kind, state, id or mount list"), name);
+	out->kind = k;
+	out->expiry_action = e;
+	out->state = s;
+	if (dup_into(&out->image_ref, ref) < 0 || dup_into(&out->owner, owner) < 0 || dup_into(&out->reason, reason) < 0)
+		goto nomem;
+	out->mounts = calloc(json_array_size(mounts) + 1, sizeof(*out->mounts));
+	out->labels = calloc(json_object_size(labels) + 1, sizeof(*out->labels));
+	if (!out->mounts || !out->labels)
+		goto nomem;
+	size_t i;
+	json_t *m;
+	json_array_foreach(mounts, i, m) {
+		const char *host, *path, *mode;
+		if (json_unpack(m, "{s:s, s:s, s:s}", "host", &host, "path", &path, "mode", &mode) < 0 ||
+		    sb_mount_mode_parse(mode) < 0) {
+			sb_record_clear(out);
+			return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has a malformed mount"), name);
+		}
+		struct sb_sandbox_mount *dst = &out->mounts[out->n_mounts++];
+		dst->mode = sb_mount_mode_parse(mode);
+		if (dup_into(&dst->host, host) < 0 || dup_into(&dst->path, path) < 0)
+			goto nomem;
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach((json_t *)labels, key, val) {
+		struct sb_sandbox_label *l = &out->labels[out->n_labels++];
+		if (dup_into(&l->key, key) < 0 || dup_into(&l->value, json_string_value(val)) < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	sb_record_clear(out);
+	return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+}
+
+static char *record_path(struct sb_root *root, const char *name)
+{
+	char *rel = sb_strdupf("sandboxes/%s/sandbox.json", name);
+	char *path = rel ? sb_root_file(root, rel) : NULL;
+
+	free(rel);
+	return path;
+}
+
+int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name, struct sb_error *err)
+{
+	char *path = record_path(root, name);
+	json_t *doc = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!path)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	rc = sb_json_load(&doc, path, RECORD_MAX, err);
+	free(path);
+	if (rc == SB_ERR_NOTFOUND)
+		return sb_error_set(err, SB_ERR_NOTFOUND, _("no sandbox named '%s'"), name);
+	if (rc < 0)
+		return sb_error_wrap(err, _("cannot read sandbox '%s'"), name);
+	rc = sb_record_from_json(out, doc, err);
+	json_decref(doc);
+	return rc;
+}
+
+int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_error *err)
+{
+	char *path = record_path(root, rec->name);
+	json_t *doc = sb_record_to_json(rec);
+	int rc;
+
+	if (!path || !doc)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else
+		rc = sb_json_save(path, doc, err);
+	json_decref(doc);
+	free(path);
+	return rc;
+}
+
+int sb_record_transition(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
+			 const char *reason, struct sb_error *err)
+{
+	char *copy = strdup(reason ? reason : "");
+
+	if (!copy)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	free(rec->reason);
+	rec->reason = copy;
+	rec->state = state;
+	rec->state_changed = sb_clock_now();
+	return sb_record_save(root, rec, err);
+}
+
+void sb_record_clear(struct sb_record *rec)
+{
+	if (!rec)
+		return;
+	for (size_t i = 0; rec->mounts && i < rec->n_mounts; i++) {
+		free(rec->mounts[i].host);
+		free(rec->mounts[i].path);
+	}
+	for (size_t i = 0; rec->labels && i < rec->n_labels; i++) {
+		free(rec->labels[i].key);
+		free(rec->labels[i].value);
+	}
+	free(rec->mounts);
+	free(rec->labels);
+	free(rec->image_ref);
+	free(rec->owner);
+	free(rec->reason);
+	memset(rec, 0, sizeof(*rec));
+}

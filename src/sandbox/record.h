@@ -1,0 +1,101 @@
+/* The sandbox record: ROOT/sandboxes/<name>/sandbox.json (schema 1, see BRIEF/DESIGN).
+ * Last activity is not in the record: it is the mtime of ROOT/sandboxes/<name>/activity,
+ * so that touching a sandbox is one utimensat and never rewrites JSON. */
+#ifndef SB_RECORD_H
+#define SB_RECORD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "base/digest.h"
+#include "base/error.h"
+#include "base/root.h"
+
+#define SB_RECORD_SCHEMA 1
+#define SB_SANDBOX_NAME_MAX 63
+/* "sb-" + 16 hex digits + NUL */
+#define SB_SANDBOX_ID_LEN 20
+
+enum sb_sandbox_kind {
+	SB_KIND_DEFAULT = 0,     /* only in a create spec: take the configured default */
+	SB_KIND_TEMPORARY,
+	SB_KIND_PERMANENT,
+};
+
+enum sb_sandbox_state {
+	SB_STATE_CREATED = 0,    /* record and disk exist, runsc container not (yet) running */
+	SB_STATE_RUNNING,
+	SB_STATE_STOPPED,        /* checkpointed (or cold) on disk, no runsc container */
+	SB_STATE_BROKEN,         /* a transition failed half-way; rm --force cleans it */
+};
+
+enum sb_expiry_action {
+	SB_EXPIRY_DEFAULT = 0,   /* only in a create spec */
+	SB_EXPIRY_RM,
+	SB_EXPIRY_STOP,
+};
+
+enum sb_mount_mode {
+	SB_MOUNT_RO = 0,
+	SB_MOUNT_RW,
+};
+
+struct sb_sandbox_mount {
+	char *host;              /* absolute host path */
+	char *path;              /* absolute path inside the sandbox */
+	enum sb_mount_mode mode;
+};
+
+struct sb_sandbox_label {
+	char *key;
+	char *value;
+};
+
+struct sb_record {
+	int schema;
+	char name[SB_SANDBOX_NAME_MAX + 1];
+	char id[SB_SANDBOX_ID_LEN];          /* runsc container id, unique per incarnation */
+	long long created;                   /* unix seconds */
+	char *image_ref;                     /* canonical reference as given ("" if by digest) */
+	char image_digest[SB_DIGEST_STR_LEN];/* pinned manifest digest */
+	enum sb_sandbox_kind kind;
+	long long idle_timeout;              /* seconds; temporary only (0 for permanent) */
+	enum sb_expiry_action expiry_action;
+	int network;                         /* 0 off, 1 on */
+	int exchange;                        /* /exchange mounted */
+	struct sb_sandbox_mount *mounts;     /* host mounts */
+	size_t n_mounts;
+	unsigned long long memory;           /* bytes, 0: no limit */
+	double cpus;                         /* 0: no limit */
+	char *owner;                         /* "" when none */
+	struct sb_sandbox_label *labels;
+	size_t n_labels;
+	enum sb_sandbox_state state;
+	char *reason;                        /* why the last state change happened */
+	long long state_changed;             /* unix seconds of the last state change */
+};
+
+/* Loads ROOT/sandboxes/<name>/sandbox.json; SB_ERR_NOTFOUND naming the sandbox when absent. */
+int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name, struct sb_error *err);
+/* Writes the record atomically (temp file, fsync, rename). */
+int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_error *err);
+/* JSON form (the on-disk schema); new reference. */
+json_t *sb_record_to_json(const struct sb_record *rec);
+int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_error *err);
+/* Sets state, reason and state_changed (now), then saves. */
+int sb_record_transition(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
+			 const char *reason, struct sb_error *err);
+void sb_record_clear(struct sb_record *rec);
+
+/* Stable names used in JSON and listings ("temporary", "running", "rm", "ro", ...). */
+const char *sb_sandbox_kind_name(enum sb_sandbox_kind kind);
+const char *sb_sandbox_state_name(enum sb_sandbox_state state);
+const char *sb_expiry_action_name(enum sb_expiry_action action);
+const char *sb_mount_mode_name(enum sb_mount_mode mode);
+/* Reverse lookups; -1 when the name is unknown. */
+int sb_sandbox_kind_parse(const char *s);
+int sb_sandbox_state_parse(const char *s);
+int sb_expiry_action_parse(const char *s);
+int sb_mount_mode_parse(const char *s);
+
+#endif

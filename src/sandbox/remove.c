@@ -1,0 +1,52 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "base/fs.h"
+#include "base/i18n.h"
+#include "sandbox/sandbox.h"
+
+int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, struct sb_error *err)
+{
+	int force = (flags & SB_REMOVE_FORCE) != 0;
+	struct sb_error e2;
+	struct sb_box b;
+	struct stat st;
+	int rc;
+
+	if ((rc = sb_box_open(&b, root, name, BOX_LOCK_NONE, 0, err)) < 0)
+		goto out;
+	if (stat(b.dir, &st) < 0) {
+		rc = sb_error_set(err, SB_ERR_NOTFOUND, _("no sandbox named '%s'"), name);
+		goto out;
+	}
+	if ((rc = sb_box_lock(&b, BOX_LOCK_EXCLUSIVE, err)) < 0)
+		goto out;
+	rc = sb_record_load(&b.rec, root, name, err);
+	b.loaded = rc == 0;
+	if (rc < 0 && !force) {
+		sb_error_wrap(err, _("cannot remove sandbox '%s' (use --force)"), name);
+		goto out;
+	}
+	if (rc == 0 && b.rec.state == SB_STATE_BROKEN && !force) {
+		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is broken (%s): remove it with --force"), name,
+				  b.rec.reason);
+		goto out;
+	}
+	sb_box_end_sessions(&b);
+	if ((rc = sb_box_teardown(&b, force, err)) < 0 || (rc = sb_box_network_down(&b, name, err)) < 0 ||
+	    (rc = sb_fs_remove_tree(b.dir, err)) < 0) {
+		if (b.loaded) {
+			char *why = sb_strdupf(_("remove failed: %s"), err->msg);
+			sb_record_transition(root, &b.rec, SB_STATE_BROKEN, why ? why : err->msg, &e2);
+			free(why);
+		}
+		sb_error_wrap(err, _("cannot remove sandbox '%s'"), name);
+	}
+out:
+	sb_box_close(&b);
+	return rc;
+}
