@@ -9,6 +9,7 @@
 
 #include "base/i18n.h"
 #include "internal.h"
+#include "net/network.h"
 #include "base/proc.h"
 
 static int input_fd(const char *input, struct sb_error *err)

@@ -6,15 +6,10 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "net/network.h"
 #include "sandbox/record.h"
 #include "base/root.h"
 
-/* Running the host's networking tools (ip, nft) for the network module:
- * argv only, never a shell, with a deadline. */
-/* Runs argv; input (may be NULL) is given on stdin. A non-zero exit is
- * SB_ERR_IO naming the command and its last stderr line. out (may be NULL)
- * receives stdout, malloc'd. */
-int sb_net_cmd(char **out, const char *const *argv, const char *input, struct sb_error *err);
 
 /* Sandbox addresses: the configured IPv4 subnet and one lease file per
  * address under ROOT/network/leases/<address>, holding the sandbox name.
@@ -72,23 +67,6 @@ int sb_nat_remove_bridge(const char *bridge, struct sb_error *err);
  * root network namespace". The workaround runs the runsc CLI in a private
  * mount namespace with a small tmpfs over /proc/sys carrying only the values
  * runsc reads. It is used only where a probe showed it is needed. */
-/* The refusal this runsc prints; recognised in probes. */
-#define SB_NETSTACK_ROOTNS_ERROR "cannot run with network enabled in root network namespace"
-
-/* pre_exec hook for struct sb_proc_opts; arg is the sandbox's netns path
- * (const char *). Refuses (non-zero) unless that path is a network namespace
- * other than the caller's own, because with /proc/sys hidden runsc could no
- * longer tell and would take over the host's interfaces. Only system calls:
- * it runs between fork and exec. */
-int sb_netstack_pre_exec(void *arg);
-
-/* *needed: whether runsc must run through sb_netstack_pre_exec for
- * --network=sandbox here. Answered from ROOT/network/netstack.json when it
- * was probed for this runsc binary and kernel; otherwise probes by starting a
- * throw-away sandbox without the workaround and, when runsc refuses with the
- * error above, with it (about 0.3 s, once). SB_ERR_PREREQ when neither works. */
-int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err);
-
 /* The resolv.conf bound into sandboxes with network on. */
 /* Where the host's resolvers are read from, in order: the first file with a
  * nameserver a sandbox can reach wins. systemd-resolved's upstream list comes

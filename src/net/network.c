@@ -391,22 +391,6 @@ void sb_netinfo_clear(struct sb_netinfo *info)
 	memset(info, 0, sizeof(*info));
 }
 
-int sb_network_runsc_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
-			  struct sb_error *err)
-{
-	int needed, rc = sb_netstack_needed(&needed, root, err);
-
-	*fn = NULL;
-	*arg = NULL;
-	if (rc < 0)
-		return rc;
-	if (needed) {
-		*fn = sb_netstack_pre_exec;
-		*arg = (void *)info->netns_path;
-	}
-	return 0;
-}
-
 static int add_orphan(struct sb_net_orphan **list, size_t *n, enum sb_net_orphan_kind kind, const char *name)
 {
 	struct sb_net_orphan *grown = realloc(*list, (*n + 1) * sizeof(**list));

@@ -63,14 +63,6 @@ int sb_network_address(char *out, struct sb_root *root, const char *name, struct
 /* The 6 hex digits that name this root's host objects (sha256 of its path). */
 int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err);
 
-/* The pre_exec hook (and its argument) for the runsc calls of a network-on
- * sandbox that set its network up (start, restore): the netstack workaround
- * for info's namespace when this runsc/kernel pair needs it (see
- * net_netstack.h), else NULL. Whether it is needed is probed once per runsc
- * binary and kernel and cached in ROOT/network/netstack.json. */
-int sb_network_runsc_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
-			  struct sb_error *err);
-
 /* Host objects of this root that no sandbox accounts for, for gc. */
 enum sb_net_orphan_kind {
 	SB_NET_ORPHAN_LEASE,     /* a lease (and what hangs off it) whose sandbox record is gone */
@@ -91,5 +83,11 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 			     const struct sb_net_orphan *orphan, struct sb_error *err);
 /* Stable name of an orphan kind ("lease", "netns", "veth", "bridge"). */
 const char *sb_net_orphan_kind_name(enum sb_net_orphan_kind kind);
+
+/* Runs a host networking tool (ip, nft): argv only, never a shell, with a
+ * deadline; input (may be NULL) goes to stdin. A non-zero exit is SB_ERR_IO
+ * naming the command and its last stderr line. out (may be NULL) receives
+ * stdout, malloc'd. */
+int sb_net_cmd(char **out, const char *const *argv, const char *input, struct sb_error *err);
 
 #endif

@@ -10,7 +10,6 @@
 #include "internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
-#include "backend/runsc/overlay.h"
 #include "sandbox/sandbox.h"
 
 static int open_in_state(struct sb_box *b, struct sb_root *root, const char *name, enum sb_sandbox_state want,
@@ -22,7 +21,7 @@ static int open_in_state(struct sb_box *b, struct sb_root *root, const char *nam
 		rc = sb_error_set(err, SB_ERR_STATE, _("cannot %s sandbox '%s': it is %s"), verb, name,
 				  sb_sandbox_state_name(b->rec.state));
 	if (rc == 0)
-		rc = sb_box_runsc(b, err);
+		rc = sb_box_backend(b, err);
 	return rc;
 }
 
@@ -39,9 +38,7 @@ int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, 
 	/* checkpoint.img is opened O_EXCL: always a fresh directory */
 	if ((rc = sb_fs_remove_tree(b.checkpoint_tmp, err)) < 0 || (rc = sb_fs_mkdirs(b.checkpoint_tmp, 0700, err)) < 0)
 		goto out;
-	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_CHECKPOINT);
-	c.image_path = b.checkpoint_tmp;
-	if ((rc = sb_runsc_run(NULL, b.rs, &c, err)) < 0) {
+	if ((rc = b.be->checkpoint(b.be_state, sb_box_target(&b), b.checkpoint_tmp, err)) < 0) {
 		/* runsc keeps the container running when the checkpoint fails: nothing changed */
 		sb_fs_remove_tree(b.checkpoint_tmp, &e2);
 		sb_error_wrap(err, _("cannot stop sandbox '%s'"), name);

@@ -12,6 +12,7 @@
 #include "base/archive_dl.h"
 #include "base/crypto_dl.h"
 #include "base/curl_dl.h"
+#include "backend/backend.h"
 #include "sandbox/doctor.h"
 #include "base/fs.h"
 #include "base/i18n.h"
@@ -38,36 +39,6 @@ static void check_fail(struct sb_check *c, const char *fix, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
-}
-
-int sb_runsc_locate(char **out, struct sb_error *err)
-{
-	const char *env = getenv("SANDBENCH_RUNSC");
-	const char *path = getenv("PATH");
-
-	*out = NULL;
-	if (env && *env) {
-		if (access(env, X_OK) != 0)
-			return sb_error_errno(err, SB_ERR_PREREQ, errno, _("runsc at $SANDBENCH_RUNSC '%s' is not executable"), env);
-		*out = strdup(env);
-		return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	}
-	if (!path)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		char *cand = sb_strdupf("%.*s/runsc", (int)n, path);
-		if (!cand)
-			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		struct stat st;
-		if (n > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			*out = cand;
-			return 0;
-		}
-		free(cand);
-		path += n + (path[n] == ':');
-	}
-	return sb_error_set(err, SB_ERR_PREREQ, _("runsc (gVisor) was not found in PATH; install it with 'apt-get install runsc'"));
 }
 
 static void check_root(struct sb_check *c, struct doctor_ctx *ctx)

@@ -38,7 +38,5 @@ int sb_doctor_run(struct sb_doctor_report *report, struct sb_root *root, unsigne
 /* The fast checks a code-running operation needs; SB_ERR_PREREQ naming the
  * first missing prerequisite and its fix. */
 int sb_doctor_require(struct sb_root *root, struct sb_error *err);
-/* Locates runsc: $SANDBENCH_RUNSC, else "runsc" in PATH. *out is malloc'd. */
-int sb_runsc_locate(char **out, struct sb_error *err);
 
 #endif

@@ -32,19 +32,6 @@ static void append_if_file(int fd)
 		fcntl(fd, F_SETFL, fl | O_APPEND);
 }
 
-static int alive(struct sb_box *b)
-{
-	struct sb_runsc_call c = sb_box_call(b, SB_RUNSC_STATE);
-	struct sb_proc_result res;
-	struct sb_error ignored;
-	int ok;
-
-	c.proc.timeout_ms = 10000;
-	ok = sb_runsc_run(&res, b->rs, &c, &ignored) == 0 && strstr(res.out, "\"running\"");
-	sb_proc_result_clear(&res);
-	return ok;
-}
-
 /* A sandbox that died (its memory limit, a crash) is stopped without a
  * checkpoint: its disk is kept and restore cold-starts it. */
 static int note_death(struct sb_box *b, struct sb_error *err)
@@ -84,7 +71,7 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 				  sb_sandbox_state_name(b.rec.state),
 				  b.rec.state == SB_STATE_STOPPED ? _(": restore it first") : "");
 	if (rc == 0)
-		rc = sb_box_runsc(&b, err);
+		rc = sb_box_backend(&b, err);
 	if (rc == 0)
 		rc = sb_box_touch(&b, err);
 	if (b.lock_fd >= 0) {
@@ -94,24 +81,23 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	if (rc < 0)
 		goto out;
 
-	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_EXEC);
-	c.args = opts->argv;
-	c.env = opts->env;
-	c.cwd = opts->cwd ? opts->cwd : "/workspace";
-	c.any_status = 1;
-	c.proc.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 0;
-	c.proc.stdin_fd = opts->stdin_fd;
-	c.proc.stdout_fd = opts->stdout_fd;
-	c.proc.stderr_fd = opts->stderr_fd;
+	struct sb_backend_exec x = {
+		.argv = opts->argv, .env = opts->env, .cwd = opts->cwd ? opts->cwd : "/workspace",
+		.proc = SB_PROC_OPTS_DEFAULT,
+	};
+	x.proc.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 0;
+	x.proc.stdin_fd = opts->stdin_fd;
+	x.proc.stdout_fd = opts->stdout_fd;
+	x.proc.stderr_fd = opts->stderr_fd;
 	char *ipid_file = opts->timeout_ms > 0 ? sb_strdupf("%s/exec-%ld.ipid", b.sessions, (long)getpid()) : NULL;
-	c.internal_pid_file = ipid_file;
+	x.ipid_file = ipid_file;
 	append_if_file(opts->stdout_fd);
 	append_if_file(opts->stderr_fd);
-	c.proc.capture_max = opts->capture_max ? opts->capture_max : 16 << 20;
+	x.proc.capture_max = opts->capture_max ? opts->capture_max : 16 << 20;
 	/* a running command is activity for as long as it runs: reap spares it */
 	int guard = sb_box_exec_begin(&b);
 	long long start = now_ms();
-	rc = sb_runsc_run(&res, b.rs, &c, err);
+	rc = b.be->exec(&res, b.be_state, sb_box_target(&b), &x, err);
 	if (guard >= 0)
 		close(guard);
 	out->duration_ms = now_ms() - start;
@@ -137,7 +123,7 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	struct sb_error ignored;
 	sb_box_touch(&b, &ignored);
 	/* 128 is also runsc's own failure: the sandbox may have died under us */
-	if (rc == 0 && res.status == 128 && !res.timed_out && !alive(&b)) {
+	if (rc == 0 && res.status == 128 && !res.timed_out && !b.be->alive(b.be_state, sb_box_target(&b))) {
 		rc = note_death(&b, err);
 		sb_exec_result_clear(out);
 	}

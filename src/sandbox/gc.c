@@ -19,14 +19,16 @@
 #include "sandbox/gc.h"
 #include "base/i18n.h"
 #include "net/network.h"
-#include "backend/runsc/overlay.h"
 
 struct gc {
 	struct sb_root *root;
 	int dry_run;
 	struct sb_gc_item *items;
 	size_t count, cap;
-	json_t *containers;          /* runsc list: [{id, status, ...}] */
+	const struct sb_backend_ops *be;
+	void *be_state;
+	struct sb_backend_object *containers;    /* the backend's containers of this root */
+	size_t n_containers;
 	json_t *known_ids;           /* ids that records account for: {id: true} */
 	json_t *recordless;          /* sandbox directories without a record: [name] */
 };
@@ -59,36 +61,10 @@ static void item_result(struct sb_gc_item *it, int rc, const struct sb_error *e)
 
 static const char *container_status(const struct gc *g, const char *id)
 {
-	size_t i;
-	json_t *c;
-
-	json_array_foreach(g->containers, i, c) {
-		const char *cid = json_string_value(json_object_get(c, "id"));
-		if (cid && !strcmp(cid, id))
-			return json_string_value(json_object_get(c, "status"));
-	}
+	for (size_t i = 0; i < g->n_containers; i++)
+		if (!strcmp(g->containers[i].id, id))
+			return g->containers[i].status;
 	return NULL;
-}
-
-/* runsc's containers of this root (ROOT/runsc): an empty array when there are none. */
-static int list_containers(struct gc *g, struct sb_runsc *rs, struct sb_error *err)
-{
-	struct sb_runsc_call call = SB_RUNSC_CALL_INIT(SB_RUNSC_LIST, NULL);
-	struct sb_proc_result res;
-	int rc = sb_runsc_run(&res, rs, &call, err);
-
-	if (rc == 0) {
-		g->containers = json_loads(res.out, JSON_DECODE_ANY, NULL);
-		if (json_is_null(g->containers) || !g->containers) {
-			int bad = g->containers == NULL;
-			json_decref(g->containers);
-			g->containers = json_array();
-			if (bad)
-				rc = sb_error_set(err, SB_ERR_FORMAT, _("runsc list printed something that is not JSON"));
-		}
-	}
-	sb_proc_result_clear(&res);
-	return rc;
 }
 
 static int try_lock(const char *dir)
@@ -124,8 +100,8 @@ static void sweep_recordless(struct gc *g)
 			if ((lock = try_lock(b.dir)) < 0) {
 				rc = sb_error_set(&e, SB_ERR_BUSY, _("sandbox directory '%s' is in use"), name);
 			} else {
-				if (sb_overlay_mounted(b.rootfs))
-					rc = sb_overlay_umount(b.rootfs, &e);
+				/* no record, so no container id: this only unmounts the disk */
+				rc = sb_box_teardown(&b, 1, &e);
 				if (rc == 0)
 					rc = sb_box_network_down(&b, name, &e);
 				if (rc == 0)
@@ -186,7 +162,7 @@ static void reconcile_record(struct gc *g, struct sb_box *b)
 	case SB_STATE_STOPPED:
 	case SB_STATE_BROKEN:
 		/* no container belongs to these states: a leftover one holds the disk mounted */
-		if (status || sb_overlay_mounted(b->rootfs)) {
+		if (status || (sb_box_backend(b, NULL) == 0 && b->be->disk_mounted(b->be_state, sb_box_target(b)))) {
 			struct sb_gc_item *it = add_item(g, "container", b->rec.id, N_("deleted a container left by a stopped sandbox"));
 			if (!g->dry_run)
 				item_result(it, sb_box_teardown(b, 1, &e), &e);
@@ -240,28 +216,17 @@ static int scan_sandboxes(struct gc *g, struct sb_error *err)
 	return 0;
 }
 
-/* Containers in ROOT/runsc that no record accounts for. */
-static void sweep_containers(struct gc *g, struct sb_runsc *rs)
+/* Containers of the backend that no record accounts for. */
+static void sweep_containers(struct gc *g)
 {
-	size_t i;
-	json_t *c;
-
-	json_array_foreach(g->containers, i, c) {
-		const char *id = json_string_value(json_object_get(c, "id"));
-		if (!id || json_object_get(g->known_ids, id))
+	for (size_t i = 0; i < g->n_containers; i++) {
+		const char *id = g->containers[i].id;
+		if (json_object_get(g->known_ids, id))
 			continue;
 		struct sb_gc_item *it = add_item(g, "container", id, N_("deleted an orphaned runsc container"));
-		if (g->dry_run)
-			continue;
-		struct sb_runsc_call kill = SB_RUNSC_CALL_INIT(SB_RUNSC_KILL, id);
-		struct sb_runsc_call del = SB_RUNSC_CALL_INIT(SB_RUNSC_DELETE, id);
 		struct sb_error e;
-		kill.signal = "KILL";
-		kill.any_status = 1;
-		del.force = 1;
-		sb_runsc_run(NULL, rs, &kill, &e);
-		item_result(it, sb_runsc_run(NULL, rs, &del, &e), &e);
-		sb_box_remove_cgroups(id);
+		if (!g->dry_run)
+			item_result(it, g->be->remove_object(g->be_state, id, &e), &e);
 	}
 }
 
@@ -295,7 +260,6 @@ static void sweep_network(struct gc *g)
 int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsigned flags, struct sb_error *err)
 {
 	struct gc g = { .root = root, .dry_run = (flags & SB_GC_DRY_RUN) != 0 };
-	struct sb_runsc *rs = NULL;
 	int rc;
 
 	*items = NULL;
@@ -304,17 +268,22 @@ int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsign
 		return rc;
 	g.known_ids = json_object();
 	g.recordless = json_array();
-	if ((rc = sb_runsc_open(&rs, root, err)) < 0 || (rc = list_containers(&g, rs, err)) < 0)
+	/* one backend in this build; records of another would be left alone */
+	g.be = sb_backend_default();
+	if ((rc = g.be->open(&g.be_state, root, err)) < 0)
+		goto out;
+	if ((rc = g.be->list(&g.containers, &g.n_containers, g.be_state, err)) < 0)
 		goto out;
 	if ((rc = scan_sandboxes(&g, err)) < 0)
 		goto out;
-	sweep_containers(&g, rs);
+	sweep_containers(&g);
 	sweep_recordless(&g);
 	sweep_network(&g);
 out:
 	sb_root_unlock(root);
-	sb_runsc_close(rs);
-	json_decref(g.containers);
+	if (g.be_state)
+		g.be->close(g.be_state);
+	free(g.containers);
 	json_decref(g.known_ids);
 	json_decref(g.recordless);
 	if (rc < 0) {

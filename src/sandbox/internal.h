@@ -8,12 +8,12 @@
 #include "sandbox/record.h"
 #include "base/root.h"
 #include "sandbox/sandbox.h"
-#include "backend/runsc/runsc.h"
+#include "backend/backend.h"
 #include "sandbox/settings.h"
 #include "base/error.h"
 
-/* Internal to the sandbox module (sandbox_*.c, session.c): one sandbox opened
- * for an operation, with its paths, its lock, its record and the runsc driver. */
+/* One sandbox opened for an operation, with its paths, its lock, its record
+ * and its backend. */
 enum box_lock {
 	BOX_LOCK_NONE,
 	BOX_LOCK_SHARED,                 /* exec, session: the record does not change */
@@ -24,16 +24,17 @@ struct sb_box {
 	struct sb_root *root;
 	struct sb_record rec;
 	int loaded;                      /* rec holds the record */
-	char *dir, *rootfs, *upper, *work, *workspace, *bundle, *checkpoint, *checkpoint_tmp;
-	char *activity, *sessions, *pid_file, *resolv;
+	char *dir, *rootfs, *upper, *work, *workspace, *checkpoint, *checkpoint_tmp;
+	char *activity, *sessions, *hosts, *resolv;
 	char *exec_lock;                 /* held shared by every running exec: reap spares busy sandboxes */
+	char *lower, *exchange;          /* filled by sb_box_target */
 	int lock_fd;
-	struct sb_runsc *rs;
+	const struct sb_backend_ops *be; /* the record's backend, once opened */
+	void *be_state;
+	struct sb_backend_sandbox target;
 	struct sb_settings settings;
 	int container_stopped;           /* checkpointed: teardown need not kill it */
 	struct sb_netinfo net;           /* network on: set up by sb_box_network_up */
-	int (*net_hook)(void *);         /* runsc start/restore pre_exec (netstack workaround) or NULL */
-	void *net_hook_arg;
 };
 
 /* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
@@ -43,25 +44,23 @@ int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum b
 void sb_box_close(struct sb_box *b);
 /* Takes the sandbox's lock (ROOT/sandboxes/<name>/lock). */
 int sb_box_lock(struct sb_box *b, enum box_lock lock, struct sb_error *err);
-/* Opens the runsc driver on first use. */
-int sb_box_runsc(struct sb_box *b, struct sb_error *err);
-/* A call for this sandbox: its id, network mode and the configured deadline. */
-struct sb_runsc_call sb_box_call(const struct sb_box *b, enum sb_runsc_op op);
-/* Mounts the disk, writes the spec and starts the container: create+start, or
- * restore from image_path when it is not NULL. On failure the container is
- * deleted again (the disk stays mounted: the caller decides). */
+/* Opens the record's backend on first use. */
+int sb_box_backend(struct sb_box *b, struct sb_error *err);
+/* The sandbox as its backend sees it, filled from the box and its record. */
+const struct sb_backend_sandbox *sb_box_target(struct sb_box *b);
+/* Sets the network up, writes the files the host gives the sandbox (hosts,
+ * resolv.conf: in its own directory, bound read-only) and boots it through
+ * its backend: cold, or from the checkpoint in image_path. On failure the
+ * container is deleted again (the disk stays mounted: the caller decides). */
 int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err);
 /* Kills and deletes the runsc container, removes its leftover cgroups and
  * unmounts the disk. Missing pieces are fine; errors are reported, not fatal
  * with force. */
 int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
-/* Removes the cgroup runsc made for container id in every v1 hierarchy (a
- * failed boot can leak it); missing ones are fine. */
-void sb_box_remove_cgroups(const char *id);
 /* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
 void sb_box_end_sessions(struct sb_box *b);
-/* Kills (runsc kill) the process inside whose pid `runsc exec
- * --internal-pid-file` wrote to ipid_file; nothing when there is none. */
+/* Kills the process inside whose pid an exec wrote to ipid_file; nothing
+ * when there is none. */
 void sb_box_kill_inside(struct sb_box *b, const char *ipid_file);
 /* Marks an exec as running until the returned fd is closed (-1 on failure). */
 int sb_box_exec_begin(struct sb_box *b);
@@ -74,7 +73,7 @@ int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *
 /* The network configuration the settings ask for (bridge, subnet). */
 struct sb_network_config sb_box_netcfg(const struct sb_settings *s);
 /* With network on, sets up (or repairs: runsc strips the address) the
- * sandbox's network and the runsc hook; nothing with network off. */
+ * sandbox's network; nothing with network off. */
 int sb_box_network_up(struct sb_box *b, struct sb_error *err);
 /* Removes the sandbox's network (what exists of it); name is used when no
  * record was read. */

@@ -198,18 +198,9 @@ int sb_sandbox_extend(struct sb_root *root, const char *name, long long seconds,
 	return rc;
 }
 
-static unsigned long long json_u64(json_t *obj, const char *path1, const char *path2)
-{
-	json_t *v = json_object_get(json_object_get(obj, path1), path2);
-
-	return json_is_integer(v) && json_integer_value(v) > 0 ? (unsigned long long)json_integer_value(v) : 0;
-}
-
 int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const char *name, struct sb_error *err)
 {
 	struct sb_box b;
-	struct sb_proc_result res = { 0 };
-	json_t *doc = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -220,24 +211,13 @@ int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const c
 				  sb_sandbox_state_name(b.rec.state));
 		goto out;
 	}
-	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_EVENTS);
-	c.proc.timeout_ms = 10000;
-	if ((rc = sb_box_runsc(&b, err)) < 0 || (rc = sb_runsc_run(&res, b.rs, &c, err)) < 0)
+	struct sb_backend_stats st;
+	if ((rc = sb_box_backend(&b, err)) < 0 || (rc = b.be->stats(&st, b.be_state, sb_box_target(&b), err)) < 0)
 		goto out;
-	/* {"type":"stats","id":..,"data":{"cpu":{"usage":{"total":N}},"memory":{"usage":{"usage":N,"limit":N}},"pids":{"current":N}}} */
-	json_t *data = json_object_get(doc = json_loads(res.out, 0, NULL), "data");
-	if (!data) {
-		rc = sb_error_set(err, SB_ERR_FORMAT, _("runsc events of sandbox '%s' gave no statistics"), name);
-		goto out;
-	}
-	json_t *mem = json_object_get(data, "memory");
-	out->memory_usage = json_u64(mem, "usage", "usage");
-	out->memory_limit = json_u64(mem, "usage", "limit");
-	out->cpu_ns = json_u64(json_object_get(data, "cpu"), "usage", "total");
-	out->pids = json_u64(data, "pids", "current");
+	*out = (struct sb_sandbox_stats){
+		.memory_usage = st.memory_usage, .memory_limit = st.memory_limit, .cpu_ns = st.cpu_ns, .pids = st.pids,
+	};
 out:
-	json_decref(doc);
-	sb_proc_result_clear(&res);
 	sb_box_close(&b);
 	return rc;
 }

@@ -16,14 +16,11 @@ struct sb_network_config sb_box_netcfg(const struct sb_settings *s)
 int sb_box_network_up(struct sb_box *b, struct sb_error *err)
 {
 	struct sb_network_config cfg = sb_box_netcfg(&b->settings);
-	int rc;
 
 	if (!b->rec.network)
 		return 0;
 	sb_netinfo_clear(&b->net);
-	if ((rc = sb_network_setup(&b->net, b->root, &cfg, b->rec.name, err)) < 0)
-		return rc;
-	return sb_network_runsc_hook(&b->net_hook, &b->net_hook_arg, b->root, &b->net, err);
+	return sb_network_setup(&b->net, b->root, &cfg, b->rec.name, err);
 }
 
 int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err)

@@ -20,10 +20,8 @@
 #include "internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
-#include "base/jsonfile.h"
 #include "base/proc.h"
 #include "sandbox/sandbox.h"
-#include "backend/runsc/spec.h"
 
 struct sb_session {
 	struct sb_root *root;
@@ -57,24 +55,25 @@ static void child(int slave, char **argv)
 	_exit(127);
 }
 
-static int write_process(struct sb_session *s, struct sb_box *b, char *const *argv, unsigned short rows,
-			 unsigned short cols, struct sb_error *err)
+/* The host command of the session: the backend describes the process in
+ * stem.json and has its pid inside written to stem.ipid. */
+static int host_command(char ***argv, struct sb_session *s, struct sb_box *b, char *const *cmd, unsigned short rows,
+			unsigned short cols, struct sb_error *err)
 {
-	json_t *p = sb_spec_process(argv ? argv : default_shell, shell_env, "/workspace", 1, rows, cols);
 	static unsigned serial;
 	char file[64];
-	int rc;
 
 	snprintf(file, sizeof(file), "proc-%ld-%u", (long)getpid(), serial++);
 	s->stem = sb_path_join(b->sessions, file);
 	s->proc_file = s->stem ? sb_strdupf("%s.json", s->stem) : NULL;
 	s->ipid_file = s->stem ? sb_strdupf("%s.ipid", s->stem) : NULL;
-	if (!p || !s->proc_file || !s->ipid_file)
-		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	else
-		rc = sb_json_save(s->proc_file, p, err);
-	json_decref(p);
-	return rc;
+	if (!s->proc_file || !s->ipid_file)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	struct sb_backend_exec x = {
+		.argv = cmd ? cmd : default_shell, .env = shell_env, .cwd = "/workspace",
+		.ipid_file = s->ipid_file, .scratch = s->proc_file, .rows = rows, .cols = cols,
+	};
+	return b->be->pty(argv, b->be_state, sb_box_target(b), &x, err);
 }
 
 int sb_session_open(struct sb_session **out, struct sb_root *root, const char *name, char *const *argv,
@@ -100,13 +99,8 @@ int sb_session_open(struct sb_session **out, struct sb_root *root, const char *n
 				  sb_sandbox_state_name(b.rec.state));
 		goto fail;
 	}
-	if ((rc = sb_box_runsc(&b, err)) < 0 || (rc = sb_fs_mkdirs(b.sessions, 0700, err)) < 0 ||
-	    (rc = write_process(s, &b, argv, ws.ws_row, ws.ws_col, err)) < 0)
-		goto fail;
-	struct sb_runsc_call c = sb_box_call(&b, SB_RUNSC_EXEC);
-	c.process_file = s->proc_file;
-	c.internal_pid_file = s->ipid_file;
-	if ((rc = sb_runsc_argv(&rargv, b.rs, &c, err)) < 0)
+	if ((rc = sb_box_backend(&b, err)) < 0 || (rc = sb_fs_mkdirs(b.sessions, 0700, err)) < 0 ||
+	    (rc = host_command(&rargv, s, &b, argv, ws.ws_row, ws.ws_col, err)) < 0)
 		goto fail;
 	if (openpty(&s->master, &slave, NULL, NULL, &ws) < 0) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open a terminal for sandbox '%s'"), name);
@@ -136,7 +130,7 @@ int sb_session_open(struct sb_session **out, struct sb_root *root, const char *n
 	free(pidname);
 	free(text);
 	sb_box_touch(&b, NULL);
-	sb_runsc_argv_free(rargv);
+	sb_backend_argv_free(rargv);
 	sb_box_close(&b);
 	if (rc < 0) {
 		sb_session_close(s);
@@ -145,7 +139,7 @@ int sb_session_open(struct sb_session **out, struct sb_root *root, const char *n
 	*out = s;
 	return 0;
 fail:
-	sb_runsc_argv_free(rargv);
+	sb_backend_argv_free(rargv);
 	sb_box_close(&b);
 	sb_session_close(s);
 	return rc;

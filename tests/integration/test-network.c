@@ -17,6 +17,7 @@
 
 #include "base/fs.h"
 #include "base/jsonfile.h"
+#include "backend/runsc/internal.h"
 #include "net/internal.h"
 #include "nettest.h"
 #include "net/network.h"
@@ -233,7 +234,7 @@ static struct sb_proc_result box_runsc(struct box *b, int hook, const char *a1, 
 
 	opts.timeout_ms = 30000;
 	if (hook && b->net)
-		cr_assert_eq(sb_network_runsc_hook(&opts.pre_exec, &opts.pre_exec_arg, root, b->net, &err), 0, "%s",
+		cr_assert_eq(sb_runsc_net_hook(&opts.pre_exec, &opts.pre_exec_arg, root, b->net, &err), 0, "%s",
 			     err.msg);
 	cr_assert_eq(sb_proc_run(&res, (char *const *)argv, &opts, &err), 0, "%s", err.msg);
 	return res;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "backend/runsc/internal.h"
 #include "net/internal.h"
 #include "net/network.h"
 #include "base/root.h"

@@ -8,7 +8,7 @@
 
 #include "base/fs.h"
 #include "base/root.h"
-#include "backend/runsc/runsc.h"
+#include "backend/runsc/internal.h"
 #include "testutil.h"
 
 static char *dir, *fake;
@@ -51,7 +51,7 @@ static char *joined(struct sb_runsc *rs, const struct sb_runsc_call *c)
 		free(s);
 		s = n;
 	}
-	sb_runsc_argv_free(argv);
+	sb_backend_argv_free(argv);
 	/* the root differs per test run: show it as ROOT */
 	char *state = sb_strdupf("--root=%s/runsc", dir), *at = strstr(s, state);
 	cr_assert_not_null(at, "--root on every call: %s", s);

@@ -8,7 +8,7 @@
 
 #include "base/fs.h"
 #include "base/i18n.h"
-#include "backend/runsc/overlay.h"
+#include "internal.h"
 
 int sb_overlay_mounted(const char *path)
 {

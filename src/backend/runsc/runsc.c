@@ -1,14 +1,16 @@
 #include "config.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "sandbox/doctor.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/log.h"
-#include "backend/runsc/runsc.h"
+#include "internal.h"
 
 struct sb_runsc {
 	char *path;
@@ -71,6 +73,36 @@ static const char *const net_flags[] = {
 /* The sandbox-shaping flags other than the network: runsc does not store them,
  * so every call for a sandbox repeats them. ptrace: kvm hangs on this host kind. */
 static const char *const shaping_flags[] = { "--platform=ptrace", NULL };
+
+int sb_runsc_locate(char **out, struct sb_error *err)
+{
+	const char *env = getenv("SANDBENCH_RUNSC");
+	const char *path = getenv("PATH");
+
+	*out = NULL;
+	if (env && *env) {
+		if (access(env, X_OK) != 0)
+			return sb_error_errno(err, SB_ERR_PREREQ, errno, _("runsc at $SANDBENCH_RUNSC '%s' is not executable"), env);
+		*out = strdup(env);
+		return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char *cand = sb_strdupf("%.*s/runsc", (int)n, path);
+		if (!cand)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		struct stat st;
+		if (n > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*out = cand;
+			return 0;
+		}
+		free(cand);
+		path += n + (path[n] == ':');
+	}
+	return sb_error_set(err, SB_ERR_PREREQ, _("runsc (gVisor) was not found in PATH; install it with 'apt-get install runsc'"));
+}
 
 int sb_runsc_open(struct sb_runsc **out, struct sb_root *root, struct sb_error *err)
 {
@@ -193,18 +225,11 @@ int sb_runsc_argv(char ***out, const struct sb_runsc *rs, const struct sb_runsc_
 	if (op->trailing == 2)
 		push(&b, call->signal ? call->signal : "KILL");
 	if (b.failed) {
-		sb_runsc_argv_free(b.v);
+		sb_backend_argv_free(b.v);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
 	*out = b.v;
 	return 0;
-}
-
-void sb_runsc_argv_free(char **argv)
-{
-	for (char **a = argv; a && *a; a++)
-		free(*a);
-	free(argv);
 }
 
 int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct sb_runsc_call *call,
@@ -230,7 +255,7 @@ int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct s
 	else if (rc == 0 && res->status != 0 && !call->any_status)
 		rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc %s of '%s' failed (exit %d): %s"), ops[call->op].name,
 				  call->id ? call->id : "-", res->status, sb_proc_last_line(res, line, sizeof(line)));
-	sb_runsc_argv_free(argv);
+	sb_backend_argv_free(argv);
 	if (res == &local)
 		sb_proc_result_clear(&local);
 	return rc;

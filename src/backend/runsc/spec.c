@@ -6,7 +6,7 @@
 
 #include "base/fs.h"
 #include "base/i18n.h"
-#include "backend/runsc/spec.h"
+#include "internal.h"
 
 #define CPU_PERIOD 100000
 /* pids.limit counts runsc's host threads, not guest processes: a loose cap only */
@@ -100,6 +100,12 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 	for (size_t i = 0; i < p->rec->n_mounts; i++)
 		json_array_append_new(mounts, bind(p->rec->mounts[i].host, p->rec->mounts[i].path,
 						   p->rec->mounts[i].mode == SB_MOUNT_RO));
+	/* last, so that no other mount hides them; never written into the guest's
+	 * tree, whose /etc the guest may have turned into a symlink */
+	if (p->hosts)
+		json_array_append_new(mounts, bind(p->hosts, "/etc/hosts", 1));
+	if (p->resolv)
+		json_array_append_new(mounts, bind(p->resolv, "/etc/resolv.conf", 1));
 	for (const char *const *n = namespaces; *n; n++)
 		json_array_append_new(ns, json_pack("{s:s}", "type", *n));
 	json_array_append_new(ns, p->netns_path ? json_pack("{s:s, s:s}", "type", "network", "path", p->netns_path)

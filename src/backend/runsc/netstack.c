@@ -11,7 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "sandbox/doctor.h"
+#include "backend/backend.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
@@ -283,4 +283,20 @@ int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err)
 	json_decref(id);
 	free(cache);
 	return rc;
+}
+
+int sb_runsc_net_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
+		      struct sb_error *err)
+{
+	int needed, rc = sb_netstack_needed(&needed, root, err);
+
+	*fn = NULL;
+	*arg = NULL;
+	if (rc < 0)
+		return rc;
+	if (needed) {
+		*fn = sb_netstack_pre_exec;
+		*arg = (void *)info->netns_path;
+	}
+	return 0;
 }

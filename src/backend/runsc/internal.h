@@ -1,0 +1,147 @@
+/* Internal to src/backend/runsc/: only its own files include this header. */
+#ifndef SB_BACKEND_RUNSC_INTERNAL_H
+#define SB_BACKEND_RUNSC_INTERNAL_H
+
+#include <jansson.h>
+
+#include "backend/backend.h"
+#include "base/error.h"
+#include "base/proc.h"
+#include "base/root.h"
+#include "net/network.h"
+#include "sandbox/record.h"
+
+/* The runsc driver: every runsc call sandbench makes goes through here. argv is
+ * built from tables (global flags before the subcommand, --root on every call,
+ * the same sandbox-shaping flags on every call for a sandbox), never a shell
+ * string; every call has a deadline; stderr is kept for the error message. */
+enum sb_runsc_op {
+	SB_RUNSC_CREATE,
+	SB_RUNSC_START,
+	SB_RUNSC_EXEC,
+	SB_RUNSC_STATE,
+	SB_RUNSC_LIST,
+	SB_RUNSC_EVENTS,
+	SB_RUNSC_KILL,
+	SB_RUNSC_DELETE,
+	SB_RUNSC_CHECKPOINT,
+	SB_RUNSC_RESTORE,
+};
+
+/* How the sandbox reaches the network; shapes the sandbox, so it is passed
+ * identically on every call for it (restoring with another value panics). */
+enum sb_runsc_net {
+	SB_RUNSC_NET_NONE,       /* --network=none: loopback only */
+	SB_RUNSC_NET_SANDBOX,    /* gVisor's own stack in the spec's netns */
+	SB_RUNSC_NET_HOST,       /* the spec's netns through the host stack */
+};
+
+struct sb_runsc_call {
+	enum sb_runsc_op op;
+	const char *id;                  /* container id (all but list) */
+	enum sb_runsc_net net;
+	const char *bundle;              /* absolute: create, restore */
+	const char *pid_file;            /* absolute: create, restore, exec --detach */
+	const char *image_path;          /* absolute: checkpoint, restore */
+	const char *process_file;        /* exec --process */
+	const char *internal_pid_file;   /* exec: where runsc writes the process's pid inside */
+	const char *target_pid;          /* kill --pid: one process (pid inside) instead of the init */
+	const char *cwd;                 /* exec */
+	char *const *env;                /* exec: "K=V", NULL-terminated */
+	char *const *args;               /* exec: command; NULL-terminated */
+	const char *signal;              /* kill: "KILL", "TERM" */
+	int force;                       /* delete -force */
+	int detach;                      /* exec --detach, restore --detach */
+	int any_status;                  /* exec: the command's status is not a runsc failure */
+	/* Runs in the child before exec (network namespace tricks); NULL: none. */
+	int (*pre_exec)(void *arg);
+	void *pre_exec_arg;
+	struct sb_proc_opts proc;        /* deadline and stdio (start from SB_RUNSC_CALL_INIT) */
+};
+
+#define SB_RUNSC_CALL_INIT(o, i) { .op = (o), .id = (i), .proc = SB_PROC_OPTS_DEFAULT }
+
+struct sb_runsc;
+
+/* Locates runsc (sb_runsc_locate) for the state root; runsc's own state goes to ROOT/runsc. */
+int sb_runsc_open(struct sb_runsc **out, struct sb_root *root, struct sb_error *err);
+void sb_runsc_close(struct sb_runsc *rs);
+/* Builds the argv of a call (NULL-terminated, malloc'd strings; sb_backend_argv_free). */
+int sb_runsc_argv(char ***out, const struct sb_runsc *rs, const struct sb_runsc_call *call, struct sb_error *err);
+/* Runs the call. A non-zero runsc status is SB_ERR_RUNTIME naming the operation,
+ * the container and runsc's last stderr line (unless call->any_status). res may
+ * be NULL; otherwise the caller clears it. */
+int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct sb_runsc_call *call,
+		 struct sb_error *err);
+const char *sb_runsc_path(const struct sb_runsc *rs);
+
+/* A sandbox's disk: an overlay whose lower layer is the image rootfs (shared,
+ * read-only) and whose upper/work dirs belong to the sandbox. */
+/* Mounts target (idempotent: an overlay already there is fine). volatile:
+ * no syncs to the upper layer, so unmounting costs no filesystem-wide sync
+ * (~100 ms on a busy host); for disks that a host crash may lose anyway. */
+int sb_overlay_mount(const char *target, const char *lower, const char *upper, const char *work, int volatile_,
+		     struct sb_error *err);
+/* Unmounts target if mounted; busy mounts are detached lazily. */
+int sb_overlay_umount(const char *target, struct sb_error *err);
+/* 1 when something is mounted at path (its device differs from its parent's). */
+int sb_overlay_mounted(const char *path);
+
+/* The OCI runtime spec (bundle/config.json) of a sandbox, built with jansson. */
+struct sb_spec_params {
+	const struct sb_record *rec;     /* name (hostname), mounts, resources */
+	const char *rootfs;              /* absolute: the overlay mount point */
+	const char *workspace;           /* host dir bound rw at /workspace */
+	const char *exchange;            /* host dir bound rw at /exchange; NULL: none */
+	const char *netns_path;          /* network namespace to join; NULL: a fresh one */
+	const char *hosts, *resolv;      /* host files bound read-only at /etc/hosts, /etc/resolv.conf; NULL: none */
+};
+
+/* The process object of a spec or of `runsc exec --process`. env NULL: the
+ * default environment; cwd NULL: /workspace. */
+json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
+			unsigned short rows, unsigned short cols);
+int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err);
+/* Builds and writes bundle_dir/config.json (rewritten before every boot). */
+int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct sb_error *err);
+
+/* The netstack workaround (notes/runsc.md): how runsc reaches a network-on
+ * sandbox's namespace on this runsc/kernel pair. */
+/* The refusal this runsc prints; recognised in probes. */
+#define SB_NETSTACK_ROOTNS_ERROR "cannot run with network enabled in root network namespace"
+
+/* pre_exec hook for struct sb_proc_opts; arg is the sandbox's netns path
+ * (const char *). Refuses (non-zero) unless that path is a network namespace
+ * other than the caller's own, because with /proc/sys hidden runsc could no
+ * longer tell and would take over the host's interfaces. Only system calls:
+ * it runs between fork and exec. */
+int sb_netstack_pre_exec(void *arg);
+
+/* *needed: whether runsc must run through sb_netstack_pre_exec for
+ * --network=sandbox here. Answered from ROOT/network/netstack.json when it
+ * was probed for this runsc binary and kernel; otherwise probes by starting a
+ * throw-away sandbox without the workaround and, when runsc refuses with the
+ * error above, with it (about 0.3 s, once). SB_ERR_PREREQ when neither works. */
+int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err);
+
+/* The pre_exec hook (and its argument) for the runsc calls that set a
+ * network-on sandbox's network up (start, restore): the netstack workaround
+ * for info's namespace when this runsc/kernel pair needs it, else NULL.
+ * Whether it is needed is probed once per runsc binary and kernel. */
+/* A call for sandbox sb: its id, network mode and lifecycle deadline. */
+struct sb_runsc_call sb_runsc_call_for(const struct sb_backend_sandbox *sb, enum sb_runsc_op op);
+/* The backend's boot and teardown (struct sb_backend_ops). */
+int sb_runsc_boot(struct sb_runsc *rs, struct sb_root *root, const struct sb_backend_sandbox *sb,
+		  const char *image_path, struct sb_error *err);
+int sb_runsc_teardown(struct sb_runsc *rs, const struct sb_backend_sandbox *sb, unsigned flags, struct sb_error *err);
+/* Removes the cgroup runsc made for container id in every v1 hierarchy (a
+ * failed boot can leak it); missing ones are fine. */
+void sb_runsc_remove_cgroups(const char *id);
+/* A pidfd of sb's runsc-sandbox process when its pid file names one that is
+ * alive (checked through /proc), else -1. No runsc call. */
+int sb_runsc_sandbox_pidfd(const struct sb_backend_sandbox *sb);
+
+int sb_runsc_net_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
+		      struct sb_error *err);
+
+#endif
