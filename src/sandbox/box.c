@@ -132,7 +132,7 @@ int sb_box_backend(struct sb_box *b, struct sb_error *err)
 
 	if (b->be)
 		return 0;
-	if ((rc = sb_backend_find(&be, NULL, err)) < 0 || (rc = be->open(&b->be_state, b->root, err)) < 0)
+	if ((rc = sb_backend_find(&be, b->rec.backend, err)) < 0 || (rc = be->open(&b->be_state, b->root, err)) < 0)
 		return rc;
 	b->be = be;
 	return 0;
@@ -242,7 +242,16 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 		rc = sb_box_backend(b, err);
 	if (rc < 0)
 		return sb_error_wrap(err, _("cannot prepare sandbox '%s'"), b->rec.name);
-	return b->be->boot(b->be_state, sb_box_target(b), image_path, err);
+	if ((rc = b->be->boot(b->be_state, sb_box_target(b), image_path, err)) < 0)
+		return rc;
+	/* what this boot ran on; the caller's state transition saves it */
+	char *build = strdup(b->be->build(b->be_state));
+	if (build) {
+		free(b->rec.runtime_build);
+		b->rec.runtime_build = build;
+	}
+	sb_host_boot_id(b->rec.boot_id, NULL);
+	return 0;
 }
 
 int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)

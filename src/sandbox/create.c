@@ -81,6 +81,7 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot make a sandbox id"));
 	rec->schema = SB_RECORD_SCHEMA;
+	snprintf(rec->backend, sizeof(rec->backend), "%s", sb_backend_default()->name);
 	strcpy(rec->name, spec->name);
 	snprintf(rec->id, sizeof(rec->id), "sb-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
 		 rnd[4], rnd[5], rnd[6], rnd[7]);

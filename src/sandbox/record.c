@@ -48,26 +48,52 @@ int sb_sandbox_state_parse(const char *s) { return parse_name(state_names, NAMES
 int sb_expiry_action_parse(const char *s) { return parse_name(expiry_names, NAMES(expiry_names), s); }
 int sb_mount_mode_parse(const char *s) { return parse_name(mode_names, NAMES(mode_names), s); }
 
+/* Steals value into obj; 0, or -1 when either is missing (allocation failed). */
+static int put(json_t *obj, const char *key, json_t *value)
+{
+	return obj && value ? json_object_set_new(obj, key, value) : (json_decref(value), -1);
+}
+
+static int append(json_t *arr, json_t *value)
+{
+	return arr && value ? json_array_append_new(arr, value) : (json_decref(value), -1);
+}
+
+/* A record that cannot be written whole is not written: a mount or a limit
+ * silently missing would give the sandbox more than it was created with. */
 json_t *sb_record_to_json(const struct sb_record *r)
 {
 	json_t *mounts = json_array(), *labels = json_object();
+	int bad = !mounts || !labels;
 
-	for (size_t i = 0; i < r->n_mounts; i++)
-		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s}", "host", r->mounts[i].host, "path",
-							r->mounts[i].path, "mode", sb_mount_mode_name(r->mounts[i].mode)));
-	for (size_t i = 0; i < r->n_labels; i++)
-		json_object_set_new(labels, r->labels[i].key, json_string(r->labels[i].value));
-	return json_pack("{s:i, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:f},"
-			 " s:s, s:o, s:s, s:s, s:I}",
-			 "schema", SB_RECORD_SCHEMA, "name", r->name, "id", r->id, "created", (json_int_t)r->created,
-			 "image", "ref", r->image_ref ? r->image_ref : "", "digest", r->image_digest,
-			 "kind", sb_sandbox_kind_name(r->kind), "idle_timeout", (json_int_t)r->idle_timeout,
-			 "expiry_action", sb_expiry_action_name(r->expiry_action), "network", r->network,
-			 "mounts", mounts, "exchange", r->exchange,
-			 "resources", "memory", (json_int_t)r->memory, "cpus", r->cpus,
-			 "owner", r->owner ? r->owner : "", "labels", labels,
-			 "state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
-			 "state_changed", (json_int_t)r->state_changed);
+	for (size_t i = 0; i < r->n_mounts && !bad; i++) {
+		const struct sb_sandbox_mount *m = &r->mounts[i];
+		bad = append(mounts, json_pack("{s:s, s:s, s:s, s:I, s:I}", "host", m->host, "path", m->path, "mode",
+					       sb_mount_mode_name(m->mode), "dev", (json_int_t)m->dev, "ino",
+					       (json_int_t)m->ino)) < 0;
+	}
+	for (size_t i = 0; i < r->n_labels && !bad; i++)
+		bad = put(labels, r->labels[i].key, json_string(r->labels[i].value)) < 0;
+	if (bad) {
+		json_decref(mounts);
+		json_decref(labels);
+		return NULL;
+	}
+	/* "o" steals mounts and labels even when the pack fails */
+	json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:f},"
+				" s:s, s:o, s:s, s:s, s:I, s:{s:s, s:s}}",
+				"schema", SB_RECORD_SCHEMA, "backend", r->backend[0] ? r->backend : "runsc",
+				"name", r->name, "id", r->id, "created", (json_int_t)r->created,
+				"image", "ref", r->image_ref ? r->image_ref : "", "digest", r->image_digest,
+				"kind", sb_sandbox_kind_name(r->kind), "idle_timeout", (json_int_t)r->idle_timeout,
+				"expiry_action", sb_expiry_action_name(r->expiry_action), "network", r->network,
+				"mounts", mounts, "exchange", r->exchange,
+				"resources", "memory", (json_int_t)r->memory, "cpus", r->cpus,
+				"owner", r->owner ? r->owner : "", "labels", labels,
+				"state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
+				"state_changed", (json_int_t)r->state_changed,
+				"runtime", "build", r->runtime_build ? r->runtime_build : "", "boot_id", r->boot_id);
+	return doc;
 }
 
 static int dup_into(char **dst, const char *s)
@@ -87,7 +113,7 @@ static int copy_fixed(char *dst, size_t size, const char *s)
 int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_error *err)
 {
 	const char *name = NULL, *id = NULL, *ref = NULL, *digest = NULL, *kind = NULL, *expiry = NULL;
-	const char *owner = "", *state = NULL, *reason = "";
+	const char *owner = "", *state = NULL, *reason = "", *backend = "runsc", *build = "", *boot_id = "";
 	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0;
 	double cpus = 0;
 	int network = 0, exchange = 1;
@@ -97,17 +123,20 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	memset(out, 0, sizeof(*out));
 	if (json_unpack_ex((json_t *)doc, &jerr, 0,
 			   "{s:I, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:F},"
-			   " s?s, s?o, s:s, s?s, s?I}",
+			   " s?s, s?o, s:s, s?s, s?I, s?s, s?{s?s, s?s}}",
 			   "schema", &schema, "name", &name, "id", &id, "created", &created,
 			   "image", "ref", &ref, "digest", &digest, "kind", &kind, "idle_timeout", &idle,
 			   "expiry_action", &expiry, "network", &network, "mounts", &mounts, "exchange", &exchange,
 			   "resources", "memory", &memory, "cpus", &cpus, "owner", &owner, "labels", &labels,
-			   "state", &state, "reason", &reason, "state_changed", &changed) < 0)
+			   "state", &state, "reason", &reason, "state_changed", &changed, "backend", &backend,
+			   "runtime", "build", &build, "boot_id", &boot_id) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record is malformed: %s"), jerr.text);
-	if (schema != SB_RECORD_SCHEMA)
-		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has schema %lld; this sandbench reads schema %d"),
+	/* schema 1 (wave 1) lacks the backend, the runtime and the mounts'
+	 * identities: read as runsc, unknown, unrecorded; saved as schema 2 */
+	if (schema < 1 || schema > SB_RECORD_SCHEMA)
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has schema %lld; this sandbench reads schemas 1 to %d"),
 				    name, (long long)schema, SB_RECORD_SCHEMA);
-	out->schema = (int)schema;
+	out->schema = SB_RECORD_SCHEMA;
 	out->created = created;
 	out->idle_timeout = idle;
 	out->memory = memory > 0 ? (unsigned long long)memory : 0;
@@ -119,12 +148,15 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	if (k <= SB_KIND_DEFAULT || e <= SB_EXPIRY_DEFAULT || s < 0 || !json_is_array(mounts) ||
 	    (labels && !json_is_object(labels)) || copy_fixed(out->name, sizeof(out->name), name) < 0 ||
 	    copy_fixed(out->id, sizeof(out->id), id) < 0 ||
-	    copy_fixed(out->image_digest, sizeof(out->image_digest), digest) < 0)
+	    copy_fixed(out->image_digest, sizeof(out->image_digest), digest) < 0 ||
+	    copy_fixed(out->backend, sizeof(out->backend), backend) < 0 ||
+	    copy_fixed(out->boot_id, sizeof(out->boot_id), boot_id) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid kind, state, id or mount list"), name);
 	out->kind = k;
 	out->expiry_action = e;
 	out->state = s;
-	if (dup_into(&out->image_ref, ref) < 0 || dup_into(&out->owner, owner) < 0 || dup_into(&out->reason, reason) < 0)
+	if (dup_into(&out->image_ref, ref) < 0 || dup_into(&out->owner, owner) < 0 || dup_into(&out->reason, reason) < 0 ||
+	    dup_into(&out->runtime_build, build) < 0)
 		goto nomem;
 	out->mounts = calloc(json_array_size(mounts) + 1, sizeof(*out->mounts));
 	out->labels = calloc(json_object_size(labels) + 1, sizeof(*out->labels));
@@ -134,13 +166,17 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	json_t *m;
 	json_array_foreach(mounts, i, m) {
 		const char *host, *path, *mode;
-		if (json_unpack(m, "{s:s, s:s, s:s}", "host", &host, "path", &path, "mode", &mode) < 0 ||
+		json_int_t dev = 0, ino = 0;
+		if (json_unpack(m, "{s:s, s:s, s:s, s?I, s?I}", "host", &host, "path", &path, "mode", &mode, "dev", &dev,
+				"ino", &ino) < 0 ||
 		    sb_mount_mode_parse(mode) < 0) {
 			sb_record_clear(out);
 			return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has a malformed mount"), name);
 		}
 		struct sb_sandbox_mount *dst = &out->mounts[out->n_mounts++];
 		dst->mode = sb_mount_mode_parse(mode);
+		dst->dev = (unsigned long long)dev;
+		dst->ino = (unsigned long long)ino;
 		if (dup_into(&dst->host, host) < 0 || dup_into(&dst->path, path) < 0)
 			goto nomem;
 	}
@@ -193,7 +229,7 @@ int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_
 	int rc;
 
 	if (!path || !doc)
-		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("cannot write the record of sandbox '%s': out of memory"), rec->name);
 	else
 		rc = sb_json_save(path, doc, err);
 	json_decref(doc);
@@ -232,5 +268,6 @@ void sb_record_clear(struct sb_record *rec)
 	free(rec->image_ref);
 	free(rec->owner);
 	free(rec->reason);
+	free(rec->runtime_build);
 	memset(rec, 0, sizeof(*rec));
 }

@@ -1,4 +1,5 @@
-/* The sandbox record: ROOT/sandboxes/<name>/sandbox.json (schema 1, see BRIEF/DESIGN).
+/* The sandbox record: ROOT/sandboxes/<name>/sandbox.json (schema 2, see DESIGN;
+ * schema-1 records are read too and written back as schema 2).
  * Last activity is not in the record: it is the mtime of ROOT/sandboxes/<name>/activity,
  * so that touching a sandbox is one utimensat and never rewrites JSON. */
 #ifndef SB_RECORD_H
@@ -9,9 +10,10 @@
 
 #include "base/digest.h"
 #include "base/error.h"
+#include "base/host.h"
 #include "base/root.h"
 
-#define SB_RECORD_SCHEMA 1
+#define SB_RECORD_SCHEMA 2
 #define SB_SANDBOX_NAME_MAX 63
 /* "sb-" + 16 hex digits + NUL */
 #define SB_SANDBOX_ID_LEN 20
@@ -44,6 +46,9 @@ struct sb_sandbox_mount {
 	char *host;              /* absolute host path */
 	char *path;              /* absolute path inside the sandbox */
 	enum sb_mount_mode mode;
+	/* the host folder's identity when it was checked at create (0, 0: not
+	 * recorded, as in schema-1 records): every boot binds only this folder */
+	unsigned long long dev, ino;
 };
 
 struct sb_sandbox_label {
@@ -51,8 +56,11 @@ struct sb_sandbox_label {
 	char *value;
 };
 
+#define SB_BACKEND_NAME_MAX 15
+
 struct sb_record {
 	int schema;
+	char backend[SB_BACKEND_NAME_MAX + 1];   /* "runsc": who holds the sandbox */
 	char name[SB_SANDBOX_NAME_MAX + 1];
 	char id[SB_SANDBOX_ID_LEN];          /* runsc container id, unique per incarnation */
 	long long created;                   /* unix seconds */
@@ -73,6 +81,10 @@ struct sb_record {
 	enum sb_sandbox_state state;
 	char *reason;                        /* why the last state change happened */
 	long long state_changed;             /* unix seconds of the last state change */
+	/* of the last boot: the runtime's build (a checkpoint of another build is
+	 * not restored) and the host's boot id (a change means a host restart) */
+	char *runtime_build;                 /* "" when unknown */
+	char boot_id[SB_HOST_BOOT_ID_LEN];        /* "" when unknown */
 };
 
 /* Loads ROOT/sandboxes/<name>/sandbox.json; SB_ERR_NOTFOUND naming the sandbox when absent. */

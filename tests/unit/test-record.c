@@ -35,7 +35,7 @@ TestSuite(record, .init = setup, .fini = teardown);
 
 Test(record, round_trip_keeps_every_field)
 {
-	struct sb_sandbox_mount mounts[] = { { "/srv/data", "/data", SB_MOUNT_RO } };
+	struct sb_sandbox_mount mounts[] = { { "/srv/data", "/data", SB_MOUNT_RO, 2049, 1234567 } };
 	struct sb_sandbox_label labels[] = { { "team", "search" } };
 	struct sb_record rec = {
 		.name = "box-1", .id = "sb-0123456789abcdef", .created = 1700000000,
@@ -44,6 +44,8 @@ Test(record, round_trip_keeps_every_field)
 		.mounts = mounts, .n_mounts = 1, .memory = 512ULL << 20, .cpus = 1.5,
 		.owner = "plugin:search", .labels = labels, .n_labels = 1,
 		.state = SB_STATE_RUNNING, .reason = "created", .state_changed = 1700000001,
+		.backend = "runsc", .runtime_build = "runsc:123:456.000000789",
+		.boot_id = "0b4b7fd4-5bd9-4f2e-9a55-2a0b1f0d3c11",
 	};
 	struct sb_record back;
 	struct sb_error err;
@@ -71,12 +73,18 @@ Test(record, round_trip_keeps_every_field)
 	cr_assert_str_eq(back.labels[0].value, "search");
 	cr_assert_eq(back.state, SB_STATE_RUNNING);
 	cr_assert_str_eq(back.reason, "created");
+	cr_assert_str_eq(back.backend, "runsc");
+	cr_assert_str_eq(back.runtime_build, rec.runtime_build);
+	cr_assert_str_eq(back.boot_id, rec.boot_id);
+	cr_assert_eq(back.mounts[0].dev, 2049);
+	cr_assert_eq(back.mounts[0].ino, 1234567);
 
 	/* the schema other helpers rely on */
 	char *path = sb_path_join(sdir, "sandbox.json");
 	json_t *doc;
 	cr_assert_eq(sb_json_load(&doc, path, 1 << 20, NULL), 0);
-	cr_assert_eq(json_integer_value(json_object_get(doc, "schema")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(doc, "schema")), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "backend")), "runsc");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "image"), "digest")), rec.image_digest);
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")), "temporary");
 	json_decref(doc);
@@ -92,9 +100,52 @@ Test(record, missing_and_future_schema)
 
 	cr_assert_eq(sb_record_load(&rec, root, "nope", &err), SB_ERR_NOTFOUND);
 	cr_assert(strstr(err.msg, "'nope'"));
-	json_t *doc = json_pack("{s:i, s:s}", "schema", 2, "name", "x");
+	json_t *doc = json_pack("{s:i, s:s}", "schema", 3, "name", "x");
 	cr_assert_eq(sb_record_from_json(&rec, doc, &err), SB_ERR_FORMAT);
 	json_decref(doc);
+}
+
+/* A record exactly as wave 1 (schema 1) wrote it: no backend, no runtime, no
+ * mount identities. It loads as a runsc sandbox and is saved as schema 2. */
+static const char schema1[] =
+	"{\"schema\": 1, \"name\": \"old\", \"id\": \"sb-00112233445566ff\", \"created\": 1700000000,"
+	" \"image\": {\"ref\": \"docker.io/library/busybox:test\", \"digest\":"
+	" \"sha256:0000000000000000000000000000000000000000000000000000000000000002\"},"
+	" \"kind\": \"permanent\", \"idle_timeout\": 0, \"expiry_action\": \"rm\", \"network\": false,"
+	" \"mounts\": [{\"host\": \"/srv\", \"path\": \"/srv\", \"mode\": \"rw\"}], \"exchange\": true,"
+	" \"resources\": {\"memory\": 0, \"cpus\": 0.0}, \"owner\": \"\", \"labels\": {},"
+	" \"state\": \"stopped\", \"reason\": \"stopped by user\", \"state_changed\": 1700000005}";
+
+Test(record, schema_1_records_migrate_on_load)
+{
+	struct sb_record rec, back;
+	struct sb_error err;
+	char *sdir = sb_path_join(dir, "sandboxes/old"), *path = sb_path_join(sdir, "sandbox.json");
+
+	cr_assert_eq(sb_fs_mkdirs(sdir, 0700, NULL), 0);
+	cr_assert_eq(sb_fs_write_atomic(path, schema1, strlen(schema1), 0600, NULL), 0);
+	cr_assert_eq(sb_record_load(&rec, root, "old", &err), 0, "%s", err.msg);
+	cr_assert_eq(rec.schema, SB_RECORD_SCHEMA);
+	cr_assert_str_eq(rec.backend, "runsc");
+	cr_assert_str_eq(rec.runtime_build, "");
+	cr_assert_str_eq(rec.boot_id, "");
+	cr_assert_eq(rec.n_mounts, 1);
+	cr_assert_eq(rec.mounts[0].mode, SB_MOUNT_RW);
+	cr_assert_eq(rec.mounts[0].dev, 0);
+	cr_assert_eq(rec.state, SB_STATE_STOPPED);
+	cr_assert_eq(sb_record_save(root, &rec, &err), 0, "%s", err.msg);
+	json_t *doc;
+	cr_assert_eq(sb_json_load(&doc, path, 1 << 20, NULL), 0);
+	cr_assert_eq(json_integer_value(json_object_get(doc, "schema")), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "backend")), "runsc");
+	json_decref(doc);
+	cr_assert_eq(sb_record_load(&back, root, "old", &err), 0, "%s", err.msg);
+	cr_assert_str_eq(back.id, rec.id);
+	cr_assert_str_eq(back.mounts[0].host, "/srv");
+	sb_record_clear(&rec);
+	sb_record_clear(&back);
+	free(path);
+	free(sdir);
 }
 
 Test(record, durations_and_sizes)
