@@ -17,6 +17,9 @@ static int open_in_state(struct sb_box *b, struct sb_root *root, const char *nam
 {
 	int rc = sb_box_open(b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
 
+	/* a record that says running without a live runtime is stopped first */
+	if (rc == 0)
+		rc = sb_box_settle_if_gone(b, err);
 	if (rc == 0 && b->rec.state != want)
 		rc = sb_error_set(err, SB_ERR_STATE, _("cannot %s sandbox '%s': it is %s"), verb, name,
 				  sb_sandbox_state_name(b->rec.state));
@@ -74,13 +77,21 @@ int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *
 		goto out;
 	char *img = sb_path_join(b.checkpoint, "checkpoint.img");
 	int warm = img && stat(img, &st) == 0;
-	free(img);
-	rc = sb_box_boot(&b, warm ? b.checkpoint : NULL, err);
 	char *fallback = NULL;
+	free(img);
+	/* another build's memory image may not load, or load wrong */
+	const char *build = b.be->build(b.be_state);
+	if (warm && b.rec.runtime_build && b.rec.runtime_build[0] && strcmp(b.rec.runtime_build, build) != 0) {
+		warm = 0;
+		fallback = sb_strdupf(_("the checkpoint was taken by another runtime build (%s; now %s): cold start from "
+					"the kept disk"), b.rec.runtime_build, build);
+	}
+	rc = sb_box_boot(&b, warm ? b.checkpoint : NULL, err);
 	if (rc < 0 && warm) {
 		/* e.g. a process held a host pipe at checkpoint time: the memory image
 		 * cannot be loaded, the disk still can */
 		fallback = sb_strdupf(_("checkpoint could not be restored (%s); cold start from the kept disk"), err->msg);
+		warm = 0;
 		rc = sb_box_boot(&b, NULL, err);
 	}
 	if (rc < 0) {

@@ -139,8 +139,7 @@ static void roll_back(struct sb_box *b, const struct sb_error *cause)
 {
 	struct sb_error e2;
 
-	if (sb_box_teardown(b, 1, &e2) == 0 && sb_box_network_down(b, b->rec.name, &e2) == 0 &&
-	    sb_fs_remove_tree(b->dir, &e2) == 0)
+	if (sb_box_destroy(b, 1, &e2) == 0)
 		return;
 	char *reason = sb_strdupf(_("create failed: %s; cleanup failed: %s"), cause->msg, e2.msg);
 	if (b->rec.name[0])

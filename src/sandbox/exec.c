@@ -32,23 +32,26 @@ static void append_if_file(int fd)
 		fcntl(fd, F_SETFL, fl | O_APPEND);
 }
 
-/* A sandbox that died (its memory limit, a crash) is stopped without a
- * checkpoint: its disk is kept and restore cold-starts it. */
-static int note_death(struct sb_box *b, struct sb_error *err)
+/* A sandbox that died (its memory limit, a crash, a host restart) is
+ * settled like any other whose runtime is gone. */
+static int note_death(struct sb_box *b, enum sb_gone why, struct sb_error *err)
 {
 	struct sb_error ignored;
 	const char *name = b->rec.name;
+	int removed = 0;
 
 	if (sb_box_lock(b, BOX_LOCK_EXCLUSIVE, &ignored) == 0) {
 		struct sb_record now;
 		if (sb_record_load(&now, b->root, name, &ignored) == 0 && now.state == SB_STATE_RUNNING && !strcmp(now.id, b->rec.id)) {
-			sb_box_teardown(b, 1, &ignored);
-			sb_record_transition(b->root, &now, SB_STATE_STOPPED,
-					     _("the sandbox died (memory limit or crash): its disk is kept, restore cold-starts it"),
-					     &ignored);
+			sb_record_clear(&b->rec);
+			b->rec = now;
+			memset(&now, 0, sizeof(now));
+			sb_box_settle(b, why, &removed, &ignored);
 		}
 		sb_record_clear(&now);
 	}
+	if (removed)
+		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is gone: it was temporary and the host restarted"), name);
 	return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is no longer running: it died (memory limit or crash); "
 						 "'sandbench restore %s' starts it again from its disk"), name, name);
 }
@@ -123,8 +126,9 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	struct sb_error ignored;
 	sb_box_touch(&b, &ignored);
 	/* 128 is also runsc's own failure: the sandbox may have died under us */
-	if (rc == 0 && res.status == 128 && !res.timed_out && !b.be->alive(b.be_state, sb_box_target(&b))) {
-		rc = note_death(&b, err);
+	enum sb_gone why;
+	if (rc == 0 && res.status == 128 && !res.timed_out && (why = sb_box_gone(&b)) != SB_ALIVE) {
+		rc = note_death(&b, why, err);
 		sb_exec_result_clear(out);
 	}
 out:

@@ -125,6 +125,28 @@ static void mark_broken(struct gc *g, struct sb_box *b, const char *why)
 		item_result(it, sb_record_transition(g->root, &b->rec, SB_STATE_BROKEN, why, &e), &e);
 }
 
+/* The same path as every verb takes for a sandbox whose runtime is gone:
+ * stopped with its disk kept (removed when temporary and the host restarted). */
+static void settle_gone(struct gc *g, struct sb_box *b)
+{
+	enum sb_gone why = sb_box_gone(b);
+	struct sb_gc_item *it;
+	struct sb_error e;
+	int removed = 0, rc;
+
+	if (why == SB_ALIVE)
+		why = SB_GONE_DIED;
+	it = add_item(g, "sandbox", b->rec.name, why == SB_GONE_RESTART && b->rec.kind == SB_KIND_TEMPORARY
+				? N_("removed: temporary, and the host restarted")
+				: N_("stopped: its runtime is gone, the disk is kept"));
+	if (it)
+		snprintf(it->message, sizeof(it->message), "%s", sb_gone_reason(why));
+	if (g->dry_run)
+		return;
+	rc = sb_box_settle(b, why, &removed, &e);
+	item_result(it, rc, &e);
+}
+
 static void remove_sandbox(struct gc *g, struct sb_box *b, const char *action)
 {
 	struct sb_gc_item *it = add_item(g, "sandbox", b->rec.name, action);
@@ -133,10 +155,7 @@ static void remove_sandbox(struct gc *g, struct sb_box *b, const char *action)
 
 	if (g->dry_run)
 		return;
-	if ((rc = sb_box_teardown(b, 1, &e)) == 0)
-		rc = sb_box_network_down(b, b->rec.name, &e);
-	if (rc == 0)
-		rc = sb_fs_remove_tree(b->dir, &e);
+	rc = sb_box_destroy(b, 1, &e);
 	item_result(it, rc, &e);
 }
 
@@ -150,7 +169,7 @@ static void reconcile_record(struct gc *g, struct sb_box *b)
 	switch (b->rec.state) {
 	case SB_STATE_RUNNING:
 		if (!status || strcmp(status, "running") != 0)
-			mark_broken(g, b, _("its runsc container is gone (host restart or crash); the disk is kept"));
+			settle_gone(g, b);
 		break;
 	case SB_STATE_CREATED:
 		/* nobody holds its lock, so its create died half-way */

@@ -57,6 +57,27 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err);
  * unmounts the disk. Missing pieces are fine; errors are reported, not fatal
  * with force. */
 int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
+/* Why a record that says running has no live runtime. */
+enum sb_gone {
+	SB_ALIVE = 0,
+	SB_GONE_RESTART,                 /* the host restarted since its last boot */
+	SB_GONE_DIED,                    /* its sandbox process is gone */
+};
+/* Cheap (no runtime call): the boot id of its last boot, then the backend's
+ * liveness check. SB_ALIVE for records not in state running. */
+enum sb_gone sb_sandbox_gone(const struct sb_record *rec, const char *dir, const struct sb_backend_ops *be,
+			     void *be_state);
+const char *sb_gone_reason(enum sb_gone why);
+enum sb_gone sb_box_gone(struct sb_box *b);
+/* Makes a gone sandbox stopped (disk kept, restore cold-starts it) or, for a
+ * temporary one whose host restarted, removes it (*removed = 1). The
+ * exclusive lock is held. */
+int sb_box_settle(struct sb_box *b, enum sb_gone why, int *removed, struct sb_error *err);
+/* sb_box_settle when sb_box_gone says so; SB_ERR_NOTFOUND when that removed it. */
+int sb_box_settle_if_gone(struct sb_box *b, struct sb_error *err);
+/* Removes everything of the sandbox: its container (teardown), its network
+ * and its directory, workspace included. */
+int sb_box_destroy(struct sb_box *b, int force, struct sb_error *err);
 /* Ends registered interactive sessions (hang-up, then kill) and waits for them. */
 void sb_box_end_sessions(struct sb_box *b);
 /* Kills the process inside whose pid an exec wrote to ipid_file; nothing

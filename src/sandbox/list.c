@@ -71,6 +71,47 @@ static int broken_record(struct sb_record *rec, const char *name, const char *ca
 	return rec->image_ref && rec->owner && rec->reason ? 0 : -1;
 }
 
+/* The backend of listed sandboxes, opened on the first running one. */
+struct lister {
+	const struct sb_backend_ops *be;
+	void *be_state;
+};
+
+static void lister_close(struct lister *l)
+{
+	if (l->be)
+		l->be->close(l->be_state);
+}
+
+/* A listed record that says running without a live runtime is settled under
+ * its own lock (stopped, or removed when temporary and the host restarted),
+ * so that no listing shows a dead sandbox as running. -1: drop it. */
+static int settle_listed(struct sb_sandbox_info *info, struct sb_root *root, struct lister *l)
+{
+	struct sb_error e;
+	struct sb_box b;
+
+	if (info->rec.state != SB_STATE_RUNNING)
+		return 0;
+	if (!l->be && (sb_backend_find(&l->be, info->rec.backend, NULL) < 0 || l->be->open(&l->be_state, root, NULL) < 0)) {
+		l->be = NULL;
+		return 0;
+	}
+	if (sb_sandbox_gone(&info->rec, info->dir, l->be, l->be_state) == SB_ALIVE)
+		return 0;
+	int rc = sb_box_open(&b, root, info->rec.name, BOX_LOCK_EXCLUSIVE, 1, &e);
+	if (rc == 0)
+		rc = sb_box_settle_if_gone(&b, &e);
+	if (rc == 0) {
+		sb_record_clear(&info->rec);
+		info->rec = b.rec;
+		b.loaded = 0;
+		memset(&b.rec, 0, sizeof(b.rec));
+	}
+	sb_box_close(&b);
+	return rc == SB_ERR_NOTFOUND ? -1 : 0;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct sb_sandbox_info *)a)->rec.name, ((const struct sb_sandbox_info *)b)->rec.name);
@@ -83,6 +124,7 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 	struct sb_sandbox_info *list = NULL;
 	size_t n = 0, cap = 0;
 	long long now = sb_clock_now();
+	struct lister l = { 0 };
 	struct dirent *de;
 	int rc = 0;
 
@@ -122,8 +164,14 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 			sb_record_clear(&rec);
 			break;
 		}
+		if (settle_listed(&list[n], root, &l) < 0) {
+			sb_sandbox_info_clear(&list[n]);
+			continue;
+		}
+		derive(&list[n], now);
 		n++;
 	}
+	lister_close(&l);
 	closedir(d);
 	free(dir);
 	if (rc < 0) {
@@ -164,6 +212,15 @@ int sb_sandbox_inspect(struct sb_sandbox_info *out, struct sb_root *root, const 
 		return rc;
 	rc = info_from(out, root, name, &rec, sb_clock_now(), err);
 	sb_record_clear(&rec);
+	struct lister l = { 0 };
+	if (rc == 0 && settle_listed(out, root, &l) < 0) {
+		sb_sandbox_info_clear(out);
+		rc = sb_error_set(err, SB_ERR_NOTFOUND, _("no sandbox named '%s': it was temporary and the host restarted"),
+				  name);
+	}
+	if (rc == 0)
+		derive(out, sb_clock_now());
+	lister_close(&l);
 	if (rc == 0 && out->rec.network)
 		sb_network_address(out->address, root, name, NULL);
 	return rc;

@@ -9,6 +9,18 @@
 #include "base/i18n.h"
 #include "sandbox/sandbox.h"
 
+int sb_box_destroy(struct sb_box *b, int force, struct sb_error *err)
+{
+	int rc = sb_box_teardown(b, force, err);
+
+	/* the directory names the sandbox even when no record could be read */
+	if (rc == 0)
+		rc = sb_box_network_down(b, strrchr(b->dir, '/') + 1, err);
+	if (rc == 0)
+		rc = sb_fs_remove_tree(b->dir, err);
+	return rc;
+}
+
 int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, struct sb_error *err)
 {
 	int force = (flags & SB_REMOVE_FORCE) != 0;
@@ -37,8 +49,7 @@ int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, st
 		goto out;
 	}
 	sb_box_end_sessions(&b);
-	if ((rc = sb_box_teardown(&b, force, err)) < 0 || (rc = sb_box_network_down(&b, name, err)) < 0 ||
-	    (rc = sb_fs_remove_tree(b.dir, err)) < 0) {
+	if ((rc = sb_box_destroy(&b, force, err)) < 0) {
 		if (b.loaded) {
 			char *why = sb_strdupf(_("remove failed: %s"), err->msg);
 			sb_record_transition(root, &b.rec, SB_STATE_BROKEN, why ? why : err->msg, &e2);

@@ -90,8 +90,10 @@ void sb_exec_result_clear(struct sb_exec_result *r);
 /* Ends attached sessions, checkpoints memory and processes to disk and deletes
  * the runsc container. reason: why (NULL: "stopped by user"). */
 int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, struct sb_error *err);
-/* Wakes a stopped sandbox from its checkpoint; without one, cold-starts from
- * its kept disk (the record's reason says which). */
+/* Wakes a stopped sandbox from its checkpoint; without one (or with one of
+ * another runtime build), cold-starts from its kept disk. A sandbox whose
+ * runtime is gone (host restart, crash) counts as stopped. The record's
+ * reason says which. */
 int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *err);
 
 enum sb_remove_flags {
@@ -106,7 +108,10 @@ int sb_sandbox_touch(struct sb_root *root, const char *name, struct sb_error *er
 int sb_sandbox_extend(struct sb_root *root, const char *name, long long seconds, struct sb_error *err);
 
 /* All sandboxes, sorted by name. Records that cannot be read are listed in
- * state broken with the cause as reason. */
+ * state broken with the cause as reason. A record that says running whose
+ * runtime is gone (checked cheaply: the boot id of its last boot, its
+ * sandbox process) is made stopped first, or removed when it was temporary
+ * and the host restarted: no listing shows a dead sandbox as running. */
 int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root *root, struct sb_error *err);
 void sb_sandbox_list_free(struct sb_sandbox_info *list, size_t count);
 int sb_sandbox_inspect(struct sb_sandbox_info *out, struct sb_root *root, const char *name, struct sb_error *err);

@@ -182,7 +182,7 @@ Test(gc, dry_run_changes_nothing)
 	free(dir);
 }
 
-Test(gc, vanished_container_marks_a_permanent_sandbox_broken_and_keeps_its_workspace)
+Test(gc, vanished_container_stops_a_permanent_sandbox_that_restore_cold_starts)
 {
 	struct sb_record rec;
 	char *file = box_path("keep", "workspace/notes.txt");
@@ -197,7 +197,7 @@ Test(gc, vanished_container_marks_a_permanent_sandbox_broken_and_keeps_its_works
 	cr_assert(has_finding(doc, "sandbox", "keep"));
 	json_decref(doc);
 	record_of(&rec, "keep");
-	cr_assert_eq(rec.state, SB_STATE_BROKEN);
+	cr_assert_eq(rec.state, SB_STATE_STOPPED, "a sandbox whose runtime is gone is stopped, not broken");
 	cr_assert(strstr(rec.reason, "gone"), "the reason says why: %s", rec.reason);
 	cr_assert_eq(tu_sh("grep -q precious %s", file), 0, "the workspace survives gc");
 	/* a second gc finds nothing more to do for it */
@@ -205,6 +205,13 @@ Test(gc, vanished_container_marks_a_permanent_sandbox_broken_and_keeps_its_works
 	cr_assert_not(has_finding(doc, "sandbox", "keep"));
 	json_decref(doc);
 	sb_record_clear(&rec);
+	/* and no verb is stranded: restore cold-starts it from its disk */
+	struct tu_run r = tu_sandbench(f.dir, NULL, "restore", "keep", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(f.dir, NULL, "exec", "keep", "--", "cat", "/workspace/notes.txt", NULL);
+	cr_assert_str_eq(r.out, "precious\n", "%s", r.err);
+	tu_run_free(&r);
 	free(file);
 }
 

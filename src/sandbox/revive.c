@@ -1,0 +1,76 @@
+/* Sandboxes whose runtime is gone while their record says running: the host
+ * restarted (the boot id of their last boot is not this boot's) or their
+ * sandbox process died. Such a sandbox is stopped, its disk kept, and
+ * restore cold-starts it; a temporary one whose host restarted is removed,
+ * since its disk had no syncs (its upper may be torn). */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/host.h"
+#include "base/i18n.h"
+#include "base/log.h"
+#include "internal.h"
+#include "sandbox/sandbox.h"
+
+enum sb_gone sb_sandbox_gone(const struct sb_record *rec, const char *dir, const struct sb_backend_ops *be,
+			     void *be_state)
+{
+	char boot[SB_HOST_BOOT_ID_LEN];
+
+	if (rec->state != SB_STATE_RUNNING)
+		return SB_ALIVE;
+	if (rec->boot_id[0] && sb_host_boot_id(boot, NULL) == 0 && strcmp(boot, rec->boot_id) != 0)
+		return SB_GONE_RESTART;
+	struct sb_backend_sandbox t = { .rec = rec, .dir = dir };
+	return be->alive(be_state, &t) ? SB_ALIVE : SB_GONE_DIED;
+}
+
+const char *sb_gone_reason(enum sb_gone why)
+{
+	switch (why) {
+	case SB_GONE_RESTART:
+		return _("the host restarted: its processes are gone, its disk is kept; restore cold-starts it");
+	case SB_GONE_DIED:
+		return _("the sandbox died (memory limit, crash or kill): its disk is kept; restore cold-starts it");
+	default:
+		return "";
+	}
+}
+
+enum sb_gone sb_box_gone(struct sb_box *b)
+{
+	if (!b->loaded || b->rec.state != SB_STATE_RUNNING || sb_box_backend(b, NULL) < 0)
+		return SB_ALIVE;
+	return sb_sandbox_gone(&b->rec, b->dir, b->be, b->be_state);
+}
+
+int sb_box_settle(struct sb_box *b, enum sb_gone why, int *removed, struct sb_error *err)
+{
+	struct sb_error ignored;
+
+	*removed = 0;
+	/* what is left of it: a deleted container's state, a mounted disk, cgroups */
+	sb_box_end_sessions(b);
+	sb_box_teardown(b, 1, &ignored);
+	if (why == SB_GONE_RESTART && b->rec.kind == SB_KIND_TEMPORARY) {
+		sb_log("removing temporary sandbox '%s': %s", b->rec.name, _("the host restarted and its disk had no syncs"));
+		*removed = 1;
+		return sb_box_destroy(b, 1, err);
+	}
+	return sb_record_transition(b->root, &b->rec, SB_STATE_STOPPED, sb_gone_reason(why), err);
+}
+
+int sb_box_settle_if_gone(struct sb_box *b, struct sb_error *err)
+{
+	enum sb_gone why = sb_box_gone(b);
+	int removed, rc;
+
+	if (why == SB_ALIVE)
+		return 0;
+	if ((rc = sb_box_settle(b, why, &removed, err)) < 0)
+		return rc;
+	return removed ? sb_error_set(err, SB_ERR_NOTFOUND, _("sandbox '%s' was temporary and the host restarted: it is "
+							   "removed"), b->rec.name)
+		       : 0;
+}
