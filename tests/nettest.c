@@ -37,6 +37,16 @@ static int httpd_ready(void *arg)
 	return up;
 }
 
+void nt_config_write(const struct nt_names *n, const char *root)
+{
+	char *conf = sb_path_join(root, "config");
+	char *text = sb_strdupf("network_bridge = %s\nnetwork_subnet = %s\n", n->bridge, n->subnet);
+
+	cr_assert_eq(sb_fs_write_atomic(conf, text, strlen(text), 0644, NULL), 0);
+	free(conf);
+	free(text);
+}
+
 void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir)
 {
 	/* one /30 of 10.199.0.0/16 out of 16384: hosts of parallel tests do not meet */

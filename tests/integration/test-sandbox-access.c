@@ -27,12 +27,7 @@ static void setup(void)
 	sbf_setup(&f, "access");
 	nt_names_init(&names);
 	cfg = (struct sb_network_config){ .bridge = names.bridge, .subnet = names.subnet };
-	/* this test's own bridge and subnet: tests run in parallel */
-	char *conf = sb_path_join(f.dir, "config");
-	char *text = sb_strdupf("network_bridge = %s\nnetwork_subnet = %s\n", names.bridge, names.subnet);
-	cr_assert_eq(sb_fs_write_atomic(conf, text, strlen(text), 0644, NULL), 0);
-	free(conf);
-	free(text);
+	nt_config_write(&names, f.dir);
 }
 
 static void teardown(void)

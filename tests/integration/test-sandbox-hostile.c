@@ -59,6 +59,16 @@ static char *host_etc_sum(void)
 	return tu_sh_out("cat /etc/hosts /etc/resolv.conf 2>/dev/null | sha256sum");
 }
 
+/* The host's files are as they were before (frees before). */
+static void assert_host_etc(char *before)
+{
+	char *after = host_etc_sum();
+
+	cr_assert_str_eq(before, after, "the host's /etc/hosts or resolv.conf changed");
+	free(before);
+	free(after);
+}
+
 /* What the victim folder holds: one file, untouched. */
 static void assert_victim_untouched(void)
 {
@@ -114,10 +124,7 @@ Test(hostile, etc_symlinked_to_a_host_folder_across_restore_and_cold_start)
 	sb_ok(SB("restore", "swap"), "cold start");
 	assert_own_hosts("swap");
 	assert_victim_untouched();
-	char *after = host_etc_sum();
-	cr_assert_str_eq(before, after, "the host's /etc/hosts or resolv.conf changed");
-	free(before);
-	free(after);
+	assert_host_etc(before);
 }
 
 Test(hostile, etc_symlinked_to_etc_leaves_the_hosts_etc_alone)
@@ -133,10 +140,7 @@ Test(hostile, etc_symlinked_to_etc_leaves_the_hosts_etc_alone)
 	if (r.status != 0)
 		cr_assert(r.err[0], "a refused restore says why");
 	tu_run_free(&r);
-	char *after = host_etc_sum();
-	cr_assert_str_eq(before, after, "the host's /etc/hosts or resolv.conf changed");
-	free(before);
-	free(after);
+	assert_host_etc(before);
 }
 
 Test(hostile, image_with_a_symlinked_etc_creates_safely)

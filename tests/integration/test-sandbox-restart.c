@@ -29,12 +29,7 @@ static void setup(void)
 {
 	sbf_setup(&f, "restart");
 	nt_names_init(&names);
-	/* this test's own bridge and subnet: tests run in parallel */
-	char *conf = sb_path_join(f.dir, "config");
-	char *text = sb_strdupf("network_bridge = %s\nnetwork_subnet = %s\n", names.bridge, names.subnet);
-	cr_assert_eq(sb_fs_write_atomic(conf, text, strlen(text), 0644, NULL), 0);
-	free(conf);
-	free(text);
+	nt_config_write(&names, f.dir);
 }
 
 static void teardown(void)
@@ -195,17 +190,29 @@ static void edit_record(const char *name, const char *edit)
 			   "%s/sandboxes/%s/sandbox.json", edit, f.dir, name), 0);
 }
 
+/* A permanent sandbox with a file in its workspace, stopped. */
+static void stopped_with_a_file(const char *name)
+{
+	sb_ok(SB("create", name, "--image", SBF_IMAGE, "--permanent"), "create");
+	free(sh_in(NULL, name, "echo kept > /workspace/w"));
+	sb_ok(SB("stop", name), "stop");
+}
+
+static void assert_file_kept(const char *name)
+{
+	char *out = sh_in(NULL, name, "cat /workspace/w");
+
+	cr_assert_str_eq(out, "kept\n");
+	free(out);
+}
+
 Test(restart, a_schema_1_record_keeps_working)
 {
-	sb_ok(SB("create", "old", "--image", SBF_IMAGE, "--permanent"), "create");
-	free(sh_in(NULL, "old", "echo kept > /workspace/w"));
-	sb_ok(SB("stop", "old"), "stop");
+	stopped_with_a_file("old");
 	/* what wave 1 wrote: no backend, no runtime, no mount identities */
 	edit_record("old", "r[\"schema\"]=1; r.pop(\"backend\"); r.pop(\"runtime\")");
 	sb_ok(SB("restore", "old"), "restore");
-	char *out = sh_in(NULL, "old", "cat /workspace/w");
-	cr_assert_str_eq(out, "kept\n");
-	free(out);
+	assert_file_kept("old");
 	json_t *doc;
 	char *path = sb_strdupf("%s/sandboxes/old/sandbox.json", f.dir);
 	cr_assert_eq(sb_json_load(&doc, path, 1 << 20, NULL), 0);
@@ -217,15 +224,11 @@ Test(restart, a_schema_1_record_keeps_working)
 
 Test(restart, a_checkpoint_of_another_runtime_build_is_not_restored)
 {
-	sb_ok(SB("create", "build", "--image", SBF_IMAGE, "--permanent"), "create");
-	free(sh_in(NULL, "build", "echo kept > /workspace/w"));
-	sb_ok(SB("stop", "build"), "stop");
+	stopped_with_a_file("build");
 	edit_record("build", "r[\"runtime\"][\"build\"]=\"runsc:1:2.000000003\"");
 	sb_ok(SB("restore", "build"), "restore");
 	json_t *doc = inspect(NULL, "build");
 	cr_assert(strstr(field(doc, "reason"), "another runtime build"), "%s", field(doc, "reason"));
 	json_decref(doc);
-	char *out = sh_in(NULL, "build", "cat /workspace/w");
-	cr_assert_str_eq(out, "kept\n");
-	free(out);
+	assert_file_kept("build");
 }
