@@ -9,11 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "draw.h"
-#include "base/fs.h"
 #include "base/i18n.h"
 #include "pty.h"
 #include "term.h"
@@ -50,81 +48,49 @@ static void term_bell(void *user)
 
 static const struct ui_term_callbacks term_cbs = { .output = term_output, .bell = term_bell };
 
-/* The image's login shell for root when the rootfs says so, else bash, else sh. */
-static int pick_shell(char *out, size_t size, const struct sb_sandbox_info *s)
+/* The sandbox's login shell, found by the library inside its root; /bin/sh
+ * when its /etc/passwd cannot be used, saying so. NULL (with a message) when
+ * there is no shell at all. */
+static char *pick_shell(struct ui_app *app, const char *name)
 {
-	char *rootfs = sb_path_join(s->dir, "rootfs"), *passwd, *text = NULL, path[4096];
-	const char *candidates[3] = { NULL, "/bin/bash", "/bin/sh" };
-	char login[256] = "";
-	size_t len;
-	struct stat st;
+	char *shell = NULL, *why = NULL;
+	struct sb_error err;
+	int rc = sb_sandbox_login_shell(&shell, &why, app->root, name, &err);
 
-	if (!rootfs)
-		return -1;
-	passwd = sb_path_join(rootfs, "etc/passwd");
-	if (passwd && sb_fs_read_file(&text, &len, passwd, 1 << 20, NULL) == 0) {
-		/* root:x:0:0:root:/root:/bin/bash */
-		for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-			if (strncmp(line, "root:", 5) != 0)
-				continue;
-			char *end = strchr(line, '\n'), *colon = NULL;
-			if (end)
-				*end = '\0';
-			colon = strrchr(line, ':');
-			if (colon && colon[1] == '/')
-				snprintf(login, sizeof(login), "%s", colon + 1);
-			break;
-		}
+	if (rc == SB_ERR_NOTFOUND || rc == SB_ERR_STATE) {
+		ui_app_message(app, 1, "%s", err.msg);
+		return NULL;
 	}
-	free(text);
-	free(passwd);
-	if (login[0] && !strstr(login, "nologin") && !strstr(login, "false"))
-		candidates[0] = login;
-	for (size_t i = 0; i < 3; i++) {
-		if (!candidates[i])
-			continue;
-		snprintf(path, sizeof(path), "%s%s", rootfs, candidates[i]);
-		/* lstat: an absolute symlink in the image points into the image, not the host */
-		if (lstat(path, &st) == 0) {
-			snprintf(out, size, "%s", candidates[i]);
-			free(rootfs);
-			return 0;
-		}
+	if (rc < 0) {
+		why = strdup(err.msg);
+		shell = strdup("/bin/sh");
 	}
-	free(rootfs);
-	return -1;
+	if (why && shell) {
+		ui_app_message(app, 1, _("%s: using %s: %s"), name, shell, why);
+		ui_event_add(app, 1, _("%s: using %s: %s"), name, shell, why);
+	}
+	free(why);
+	return shell;
 }
 
-int ui_shell_attach(struct ui_app *app, const char *name)
+/* A session, its pty channel and terminal: NULL (with a message) on failure. */
+static struct ui_shell *open_shell(struct ui_app *app, const char *name, char *shell)
 {
-	struct sb_sandbox_info *s = ui_app_find_sandbox(app, name);
-	struct ui_shell *sh, **list;
-	struct sb_error err;
-	char shell[256];
-	int rows = app->layout.shell.h, cols = app->layout.shell.w;
-
-	if (!s)
-		return -1;
-	if (pick_shell(shell, sizeof(shell), s) < 0) {
-		ui_app_message(app, 1, _("%s has no shell: its image has neither a login shell for root nor /bin/bash nor /bin/sh"),
-			       name);
-		return -1;
-	}
+	struct ui_shell *sh = calloc(1, sizeof(*sh));
 	char *argv[] = { shell, "-l", NULL };
-	sh = calloc(1, sizeof(*sh));
-	list = realloc(app->shells, sizeof(*list) * (app->n_shells + 1));
-	if (!sh || !list) {
-		free(sh);
+	int rows = app->layout.shell.h, cols = app->layout.shell.w;
+	struct sb_error err;
+
+	if (!sh) {
 		ui_app_message(app, 1, _("out of memory"));
-		return -1;
+		return NULL;
 	}
-	app->shells = list;
 	snprintf(sh->name, sizeof(sh->name), "%s", name);
 	if (sb_session_open(&sh->session, app->root, name, argv, (unsigned short)rows, (unsigned short)cols, &err) < 0) {
 		free(sh);
 		ui_app_message(app, 1, "%s", err.msg);
 		ui_event_add(app, 1, _("%s: cannot attach a shell: %s"), name, err.msg);
-		return -1;
+		return NULL;
 	}
 	sh->pty = ui_pty_new(sb_session_fd(sh->session));
 	sh->term = ui_term_new(rows, cols, SCROLLBACK_LINES, &term_cbs, sh);
@@ -134,11 +100,31 @@ int ui_shell_attach(struct ui_app *app, const char *name)
 		sb_session_close(sh->session);
 		free(sh);
 		ui_app_message(app, 1, _("out of memory"));
-		return -1;
+		return NULL;
 	}
 	sh->force = 1;
+	return sh;
+}
+
+int ui_shell_attach(struct ui_app *app, const char *name)
+{
+	struct ui_shell *sh, **list;
+	char *shell;
+
+	if (!ui_app_find_sandbox(app, name) || !(shell = pick_shell(app, name)))
+		return -1;
+	list = realloc(app->shells, sizeof(*list) * (app->n_shells + 1));
+	if (list)
+		app->shells = list;
+	else
+		ui_app_message(app, 1, _("out of memory"));
+	if (!list || !(sh = open_shell(app, name, shell))) {
+		free(shell);
+		return -1;
+	}
 	app->shells[app->n_shells++] = sh;
 	ui_event_add(app, 0, _("%s: shell attached (%s)"), name, shell);
+	free(shell);
 	ui_shell_focus(app, (int)app->n_shells - 1);
 	return 0;
 }

@@ -154,6 +154,15 @@ int sb_session_poll(struct sb_session *s, int *status);
 int sb_session_wait(struct sb_session *s, int timeout_ms, int *status);
 /* Ends the session if needed (hang-up, then kill), reaps it and unregisters it. */
 void sb_session_close(struct sb_session *s);
+/* The shell for an interactive session in a running sandbox (login.c): root's
+ * login shell from the sandbox's /etc/passwd, else /bin/bash, else /bin/sh,
+ * all looked up inside the sandbox's root (base/inroot.h), never through the
+ * host's view of its files. *out is malloc'd. When passwd's shell is not the
+ * one chosen, *why (why may be NULL) says why, malloc'd: the passwd is
+ * missing, refused (a symlink leading out of the root or to a magic link, not
+ * a regular file, over 1 MiB) or names no usable shell; else *why is NULL.
+ * SB_ERR_STATE when the sandbox is not running, SB_ERR_NOTFOUND when it has no shell. */
+int sb_sandbox_login_shell(char **out, char **why, struct sb_root *root, const char *name, struct sb_error *err);
 
 /* Makes this process a child subreaper so that runsc's orphaned helpers are
  * reaped promptly (runsc delete waits for that). Front ends call it once at start.

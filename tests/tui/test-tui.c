@@ -23,6 +23,7 @@ static char *root_dir;
 static struct tui *running;   /* ended by the teardown when a test failed half-way */
 static char *registry_stop;   /* the command that stops a test's registry */
 static char *gate_dir;        /* a runsc wrapper whose start waits at a FIFO, and the FIFO */
+static char *host_dir;        /* host files a test points a sandbox's symlinks at */
 static char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
 
 static void setup(void)
@@ -89,6 +90,11 @@ static void teardown(void)
 		tu_remove(gate_dir);
 		free(gate_dir);
 		gate_dir = NULL;
+	}
+	if (host_dir) {
+		tu_remove(host_dir);
+		free(host_dir);
+		host_dir = NULL;
 	}
 	struct sb_sandbox_info *list;
 	size_t n;
@@ -337,6 +343,68 @@ Test(tui, attached_shell_runs_commands)
 		free(state);
 	}
 	quit(t);
+}
+
+static void exec_ok(const char *name, const char *script)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, "exec", name, "--", "sh", "-c", script, NULL);
+
+	cr_assert_eq(r.status, 0, "exec in %s: %s", name, r.err);
+	tu_run_free(&r);
+}
+
+/* A sandbox's files are its own: the workbench (root, on the host) reads its
+ * /etc/passwd inside its root only. A passwd linked to /proc/self/fd/0 once
+ * made the workbench read its own terminal and freeze; one linked to a host
+ * file made it read that file. */
+Test(tui, hostile_passwd_neither_freezes_nor_reaches_the_host)
+{
+	/* a host file naming a shell that announces itself, were it chosen */
+	host_dir = tu_tempdir("tui-host");
+	char *host_passwd = sb_path_join(host_dir, "passwd"), *spoof;
+	const char *evil = "root:x:0:0:root:/root:/bin/evilsh\n";
+	cr_assert_eq(sb_fs_write_atomic(host_passwd, evil, strlen(evil), 0644, NULL), 0);
+	cr_assert_eq(tu_sh("grep -q evilsh '%s'", host_passwd), 0);
+
+	cli_ok("create", "hostile", "--image", image, "--temporary=10m", NULL);
+	cli_ok("create", "spoof", "--image", image, "--temporary=10m", NULL);
+	exec_ok("hostile", "ln -sf /proc/self/fd/0 /etc/passwd");
+	spoof = sb_strdupf("printf '#!/bin/sh\\necho EVIL-SHELL-RAN\\nexec /bin/sh \"$@\"\\n' > /bin/evilsh && "
+			   "chmod 755 /bin/evilsh && ln -sf '%s' /etc/passwd", host_passwd);
+	exec_ok("spoof", spoof);
+
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^hostile ", "running", WAIT), 0);
+	cr_assert_eq(tui_wait_above(t, "hostile ", "spoof ", WAIT), 0);
+	/* the first row is selected: Enter attaches a shell, which says why it is /bin/sh */
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "[1:hostile]", WAIT), 0, "no shell:\n%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "hostile: using /bin/sh: '/etc/passwd'", WAIT), 0, "%s", tui_screen(t));
+	/* the shell runs (what it makes of its own passwd, a link to its terminal, is its business) */
+	cr_assert_eq(tui_wait_text(t, "built-in shell", WAIT), 0, "%s", tui_screen(t));
+
+	/* not frozen, and still refreshing: a sandbox the CLI creates now shows up */
+	tui_send(t, "\x07");
+	cr_assert_eq(tui_wait_row(t, "hostile*", "running", WAIT), 0);
+	cli_ok("create", "zafter", "--image", image, "--temporary=10m", NULL);
+	cr_assert_eq(tui_wait_row(t, "^zafter ", "running", WAIT), 0, "%s", tui_screen(t));
+
+	/* spoof's passwd points at the host file: its shell must not be chosen */
+	tui_send(t, "j");
+	cr_assert_eq(tui_wait_row(t, "Name", "spoof", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "[2:spoof]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "spoof: using /bin/sh: '/etc/passwd'", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "echo zero=$0-$((6*8))\r");
+	cr_assert_eq(tui_wait_text(t, "zero=/bin/sh-48", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, "EVIL-SHELL-RAN"), -1, "the host's file chose the shell:\n%s", tui_screen(t));
+	tui_send(t, "\x07");
+	quit(t);
+
+	for (const char *const *n = (const char *const[]){ "hostile", "spoof", "zafter", NULL }; *n; n++)
+		cli_ok("rm", *n, NULL, NULL, NULL, NULL);
+	free(host_passwd);
+	free(spoof);
 }
 
 Test(tui, stop_closes_attached_shells_first)

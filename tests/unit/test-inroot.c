@@ -1,6 +1,7 @@
 /* The host's view of a tree a sandbox can write: the in-root reader
- * (base/inroot.h) against hostile trees. No runsc: the "rootfs" is a plain
- * directory. */
+ * (base/inroot.h) against hostile trees, and the login shell a workbench
+ * shell runs (sb_sandbox_login_shell), which reads the sandbox's passwd
+ * through it. No runsc: the "rootfs" is a plain directory. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -12,6 +13,8 @@
 
 #include "base/fs.h"
 #include "base/inroot.h"
+#include "base/root.h"
+#include "sandbox/sandbox.h"
 #include "testutil.h"
 
 #define SECRET "host-secret-content\n"
@@ -195,4 +198,135 @@ Test(inroot, a_missing_root_or_file_is_not_found)
 	cr_assert_eq(read_in(&text, "/etc/none", 1 << 20, &err), SB_ERR_NOTFOUND);
 	cr_assert_eq(sb_inroot_stat(&st, tree, "/etc/none/x", &err), SB_ERR_NOTFOUND);
 	cr_assert_eq(sb_inroot_read(&text, NULL, "/nonexistent-sbtest-root", "/etc/passwd", 100, &err), SB_ERR_NOTFOUND);
+}
+
+/* ---- the login shell of a sandbox, read inside its root ---- */
+
+static struct sb_root *root;
+
+static void login_setup(void)
+{
+	struct sb_record rec = {
+		.name = "box", .id = "sb-0123456789abcdef", .created = 1700000000, .image_ref = "",
+		.kind = SB_KIND_PERMANENT, .expiry_action = SB_EXPIRY_RM, .exchange = 1,
+		.owner = "", .state = SB_STATE_RUNNING, .reason = "created",
+	};
+
+	setup();
+	free(tree);
+	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
+	tree = sb_path_join(dir, "sandboxes/box/rootfs");
+	mkdir_in("etc");
+	mkdir_in("bin");
+	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000001");
+	cr_assert_eq(sb_record_save(root, &rec, NULL), 0);
+}
+
+static void login_teardown(void)
+{
+	sb_root_close(root);
+	teardown();
+}
+
+TestSuite(login_shell, .init = login_setup, .fini = login_teardown, .timeout = 20);
+
+static void program(const char *rel)
+{
+	char *path = sb_path_join(tree, rel);
+
+	cr_assert_eq(sb_fs_write_atomic(path, "#!/bin/sh\n", 10, 0755, NULL), 0);
+	free(path);
+}
+
+/* The chosen shell and the note, "" when none; returns the rc. */
+static int login(char *shell, size_t size, char *why, size_t why_size)
+{
+	char *s = NULL, *w = NULL;
+	struct sb_error err;
+	int rc = sb_sandbox_login_shell(&s, &w, root, "box", &err);
+
+	snprintf(shell, size, "%s", s ? s : "");
+	snprintf(why, why_size, "%s", w ? w : (rc < 0 ? err.msg : ""));
+	free(s);
+	free(w);
+	return rc;
+}
+
+Test(login_shell, takes_roots_shell_from_passwd)
+{
+	char shell[256], why[1024];
+
+	program("bin/sh");
+	program("bin/zsh");
+	put("etc/passwd", "daemon:x:1:1::/:/bin/false\nroot:x:0:0:root:/root:/bin/zsh\n");
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/zsh");
+	cr_assert_str_eq(why, "", "no note when passwd's shell is used");
+}
+
+Test(login_shell, falls_back_when_passwd_is_hostile)
+{
+	char shell[256], why[1024];
+
+	program("bin/sh");
+	link_to("/proc/self/fd/0", "etc/passwd");
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/sh");
+	cr_assert(strstr(why, "/etc/passwd"), "the note names the file: %s", why);
+	/* a FIFO the same */
+	char *passwd = sb_path_join(tree, "etc/passwd");
+	cr_assert_eq(unlink(passwd), 0);
+	cr_assert_eq(mkfifo(passwd, 0644), 0);
+	free(passwd);
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/sh");
+	cr_assert(strstr(why, "FIFO"), "%s", why);
+}
+
+Test(login_shell, never_reads_a_host_passwd)
+{
+	char shell[256], why[1024];
+	const char *evil = "root:x:0:0:root:/root:/bin/evilsh\n";
+
+	program("bin/sh");
+	program("bin/evilsh");   /* would be chosen, were the host's file read */
+	cr_assert_eq(sb_fs_write_atomic(secret, evil, strlen(evil), 0600, NULL), 0);
+	link_to(secret, "etc/passwd");
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/sh");
+	cr_assert(strstr(why, "/etc/passwd"), "%s", why);
+}
+
+Test(login_shell, checks_the_shell_inside_the_root)
+{
+	char shell[256], why[1024];
+
+	program("bin/sh");
+	/* /bin/bash exists on the host, not in the tree; a symlink to it names the tree's */
+	put("etc/passwd", "root:x:0:0:root:/root:/bin/bash\n");
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/sh");
+	cr_assert(strstr(why, "/bin/bash"), "%s", why);
+	link_to("/usr/bin/env", "bin/bash");
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/sh");
+	/* nologin is no shell */
+	put("etc/passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n");
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(shell, "/bin/sh");
+	cr_assert(strstr(why, "names no login shell"), "%s", why);
+}
+
+Test(login_shell, no_shell_at_all_or_not_running)
+{
+	char shell[256], why[1024];
+	struct sb_record rec;
+
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), SB_ERR_NOTFOUND);
+	cr_assert(strstr(why, "has no shell"), "%s", why);
+	cr_assert_eq(sb_record_load(&rec, root, "box", NULL), 0);
+	cr_assert_eq(sb_record_transition(root, &rec, SB_STATE_STOPPED, "test", NULL), 0);
+	sb_record_clear(&rec);
+	cr_assert_eq(login(shell, sizeof(shell), why, sizeof(why)), SB_ERR_STATE);
+	cr_assert_eq(sb_sandbox_login_shell(&(char *){ NULL }, NULL, root, "../box", NULL), SB_ERR_INVALID);
 }
