@@ -316,7 +316,7 @@ static void bootstrap_done(struct ui_app *app, int rc, const char *message, void
 	} else {
 		ui_app_message(app, 0, _("ready: sandbox '%s' is running; Enter attaches a shell"), DEFAULT_SANDBOX);
 	}
-	ui_images_reload(app, 1);
+	ui_images_reload(app);
 	ui_app_reload(app);
 }
 

@@ -1,10 +1,9 @@
 /* The workbench's main loop: one poll over the keyboard, signals (self-pipe),
- * running jobs and attached shells; handlers change state and mark it dirty;
- * one render per iteration. The terminal is restored on every way out. */
+ * running jobs, attached shells and the library's change counters; handlers
+ * change state and mark it dirty; one render per iteration. The terminal is restored on every way out. */
 #include "config.h"
 
 #include <curses.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -14,18 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/generation.h"
 #include "draw.h"
 #include "base/i18n.h"
 #include "base/proc.h"
 #include "theme.h"
 #include "ui.h"
 
-#define RELOAD_MS 2000          /* look for changes (from the CLI, agents, the reaper) */
+#define CHANGES_MS 250          /* at most one listing this often while changes keep coming */
+#define RELOAD_MS 2000          /* without change counters: re-read this often */
 #define REAP_MS 30000           /* run the reaper while open */
 #define TICK_MS 1000            /* countdowns */
 #define STATS_MS 3000           /* live memory of the running sandboxes */
@@ -108,52 +108,36 @@ struct sb_sandbox_info *ui_app_selected_sandbox(struct ui_app *app)
 	return sel < app->n_order && app->order ? &app->sbx[app->order[sel]] : NULL;
 }
 
-/* A fingerprint of what a listing reads: the sandboxes directory, every
- * record and every activity mtime. Stat calls are ~10x cheaper than parsing
- * each record, so a refresh that finds nothing changed costs a few ms even
- * with a thousand sandboxes. */
-static unsigned long long listing_fingerprint(struct ui_app *app)
+void ui_app_note_generation(struct ui_app *app, enum sb_generation_slot slot)
 {
-	char *dir = sb_root_file(app->root, "sandboxes");
-	unsigned long long h = 1469598103934665603ULL;
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-	int fd;
+	unsigned long long gen[SB_GEN_SLOTS];
 
-	if (!dir || !(d = opendir(dir))) {
-		free(dir);
-		return 0;
-	}
-	fd = dirfd(d);
-	if (fstat(fd, &st) == 0)
-		h = (h ^ (unsigned long long)st.st_mtim.tv_nsec ^ (unsigned long long)st.st_mtim.tv_sec) * 1099511628211ULL;
-	while ((de = readdir(d))) {
-		char path[600];
-		if (de->d_name[0] == '.')
-			continue;
-		for (int k = 0; k < 2; k++) {
-			snprintf(path, sizeof(path), "%s/%s", de->d_name, k ? "activity" : "sandbox.json");
-			if (fstatat(fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			h = (h ^ (unsigned long long)st.st_mtim.tv_sec) * 1099511628211ULL;
-			h = (h ^ (unsigned long long)st.st_mtim.tv_nsec) * 1099511628211ULL;
-			h = (h ^ (unsigned long long)st.st_ino ^ (unsigned long long)st.st_size) * 1099511628211ULL;
-		}
-	}
-	closedir(d);
-	free(dir);
-	return h;
+	if (app->gen && sb_generation_read(gen, app->gen, NULL) == 0)
+		app->gen_seen[slot] = gen[slot];
 }
 
-void ui_app_refresh(struct ui_app *app)
+/* Reloads what the library counted as changed since it was last listed (by
+ * any process: the CLI in another terminal, agents, the reaper, our jobs);
+ * without counters, everything. */
+static void reload_changed(struct ui_app *app)
 {
-	unsigned long long fp = listing_fingerprint(app);
+	unsigned long long gen[SB_GEN_SLOTS];
+	struct sb_error err;
 
-	if (fp && fp == app->fingerprint && app->listed)
+	if (!app->gen || sb_generation_read(gen, app->gen, &err) < 0) {
+		if (app->gen && !app->gen_failed)
+			ui_event_add(app, 1, _("cannot watch for changes (%s): re-reading every %d seconds"), err.msg,
+				     RELOAD_MS / 1000);
+		app->gen_failed = 1;
+		ui_app_reload(app);
+		ui_images_reload(app);
 		return;
-	ui_app_reload(app);
-	app->fingerprint = fp;
+	}
+	app->gen_failed = 0;
+	if (gen[SB_GEN_SANDBOXES] != app->gen_seen[SB_GEN_SANDBOXES])
+		ui_app_reload(app);
+	if (gen[SB_GEN_IMAGES] != app->gen_seen[SB_GEN_IMAGES])
+		ui_images_reload(app);
 }
 
 void ui_app_reload(struct ui_app *app)
@@ -162,6 +146,8 @@ void ui_app_reload(struct ui_app *app)
 	size_t n = 0;
 	struct sb_error err;
 
+	/* before listing: a change made while we list moves the counter again */
+	ui_app_note_generation(app, SB_GEN_SANDBOXES);
 	if (sb_sandbox_list(&list, &n, app->root, &err) < 0) {
 		ui_app_message(app, 1, "%s", err.msg);
 		return;
@@ -478,8 +464,8 @@ static void pane_key(struct ui_app *app, int key)
 		ui_form_open(app);
 		break;
 	case UI_ACT_REFRESH:
-		ui_app_refresh(app);
-		ui_images_reload(app, 0);
+		ui_app_reload(app);
+		ui_images_reload(app);
 		ui_app_message(app, 0, _("refreshed"));
 		break;
 	case UI_ACT_SHELLS:
@@ -603,26 +589,75 @@ static void age_countdowns(struct ui_app *app, long long seconds)
 	}
 }
 
+/* When the loop does what besides answering its descriptors (mono ms). */
+struct timers {
+	long long tick, reload, reap, stats;
+	long long changes_at;                    /* look at the change counters from then on */
+	int changes;                             /* a change may be waiting */
+};
+
+static void run_timers(struct ui_app *app, struct timers *t, long long now)
+{
+	if (now >= t->tick) {
+		long long elapsed = (now - t->tick) / 1000 + 1;
+		age_countdowns(app, elapsed);
+		ui_shells_reap(app);   /* hung-up shells past their grace period */
+		t->tick += elapsed * TICK_MS;
+		app->now = sb_clock_now();
+		app->dirty = 1;
+		/* the counters cost one pread: a wake-up inotify missed waits a second at most */
+		if (app->gen && !app->gen_failed)
+			t->changes = 1;
+	}
+	if ((!app->gen || app->gen_failed) && now >= t->reload) {
+		t->changes = 1;
+		t->reload = now + RELOAD_MS;
+	}
+	/* a burst of changes (an agent's execs) costs one listing per CHANGES_MS */
+	if (t->changes && now >= t->changes_at) {
+		reload_changed(app);
+		t->changes = 0;
+		t->changes_at = now + CHANGES_MS;
+	}
+	if (now >= t->stats) {
+		ui_sandboxes_stats(app);
+		ui_sandboxes_memuse(app);
+		t->stats = now + STATS_MS;
+	}
+	if (t->reap >= 0 && now >= t->reap) {
+		ui_action_reap(app);
+		t->reap = now + REAP_MS;
+	}
+}
+
 static int loop(struct ui_app *app)
 {
-	long long next_tick = mono_ms() + TICK_MS, next_reload = mono_ms() + RELOAD_MS;
-	long long next_reap = app->opts.readonly ? -1 : mono_ms() + REAP_MS, last_frame = 0, next_stats = 0;
+	long long start = mono_ms(), last_frame = 0;
+	struct timers t = { .tick = start + TICK_MS, .reload = start + RELOAD_MS,
+			    .reap = app->opts.readonly ? -1 : start + REAP_MS };
 	int had_overlay = 0;
 
 	if (!app->opts.readonly)
 		ui_action_reap(app);
 	while (!app->quit) {
 		struct pollfd pfd[128];
-		int n = 0, n_jobs, n_shells, timeout;
+		int n = 0, n_jobs, n_shells, timeout, gen_at = -1;
 		long long now = mono_ms();
 
 		pfd[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
 		n_jobs = ui_jobs_pollfds(app, pfd + n, 32);
 		n += n_jobs;
-		n_shells = ui_shells_pollfds(app, pfd + n, (int)(sizeof(pfd) / sizeof(pfd[0])) - n);
+		n_shells = ui_shells_pollfds(app, pfd + n, (int)(sizeof(pfd) / sizeof(pfd[0])) - n - 1);
 		n += n_shells;
-		timeout = (int)(next_tick - now);
+		/* a change already noticed is not polled for again until it is handled */
+		if (!t.changes && sb_generation_fd(app->gen) >= 0) {
+			gen_at = n;
+			pfd[n++] = (struct pollfd){ .fd = sb_generation_fd(app->gen), .events = POLLIN };
+		}
+		timeout = (int)(t.tick - now);
+		if (t.changes && t.changes_at - now < timeout)
+			timeout = (int)(t.changes_at - now);
 		if (app->dirty || ui_shells_want_render(app))
 			timeout = (int)(last_frame + FRAME_MS - now);
 		if (ui_jobs_running(app) && timeout > 150)
@@ -640,33 +675,14 @@ static int loop(struct ui_app *app)
 		}
 		ui_jobs_io(app, pfd + 2, n_jobs);
 		ui_shells_io(app, pfd + 2 + n_jobs, n_shells);
+		if (gen_at >= 0 && pfd[gen_at].revents)
+			t.changes = 1;
 		now = mono_ms();
 		if (ui_jobs_running(app)) {
 			app->spinner = (int)(now / 150);
 			app->dirty = 1;
 		}
-		if (now >= next_tick) {
-			long long elapsed = (now - next_tick) / 1000 + 1;
-			age_countdowns(app, elapsed);
-			ui_shells_reap(app);   /* hung-up shells past their grace period */
-			next_tick += elapsed * TICK_MS;
-			app->now = sb_clock_now();
-			app->dirty = 1;
-		}
-		if (now >= next_reload) {
-			ui_app_refresh(app);
-			ui_images_reload(app, 0);
-			next_reload = now + RELOAD_MS;
-		}
-		if (now >= next_stats) {
-			ui_sandboxes_stats(app);
-			ui_sandboxes_memuse(app);
-			next_stats = now + STATS_MS;
-		}
-		if (next_reap >= 0 && now >= next_reap) {
-			ui_action_reap(app);
-			next_reap = now + REAP_MS;
-		}
+		run_timers(app, &t, now);
 		/* pace frames while a shell floods output; keys and everything else render at once */
 		if ((app->dirty || ui_shells_want_render(app)) && (now - last_frame >= FRAME_MS || pfd[0].revents)) {
 			int force = had_overlay && app->overlay == UI_OV_NONE;
@@ -721,7 +737,10 @@ int ui_run(const struct ui_options *opts)
 	}
 	app.now = sb_clock_now();
 	apply_layout(&app, LINES, COLS);
-	ui_app_refresh(&app);
+	if (sb_generation_open(&app.gen, app.root, &err) < 0)
+		ui_event_add(&app, 1, _("cannot watch for changes (%s): re-reading every %d seconds"), err.msg,
+			     RELOAD_MS / 1000);
+	ui_app_reload(&app);
 	if (warn[0]) {
 		char *nl = strchr(warn, '\n');
 		if (nl)
@@ -732,7 +751,7 @@ int ui_run(const struct ui_options *opts)
 		     opts->readonly ? _(" (read-only)") : "");
 	/* the sandboxes first: the image list (which reads every record too) follows */
 	render(&app, 1);
-	ui_images_reload(&app, 1);
+	ui_images_reload(&app);
 	/* ./setup && ./sandbench on a fresh machine ends in a running sandbox */
 	if (!opts->readonly && geteuid() == 0 && app.n_sbx == 0 && ui_images_count(&app) == 0)
 		ui_action_bootstrap(&app);
@@ -751,6 +770,7 @@ int ui_run(const struct ui_options *opts)
 	free(app.order);
 	free(app.shells);
 	ui_eventlog_free();
+	sb_generation_close(app.gen);
 	sb_root_close(app.root);
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "draw.h"
 #include "base/i18n.h"
@@ -17,8 +16,6 @@
 struct images {
 	struct sb_image_info *list;
 	size_t n;
-	struct timespec refs_mtime;          /* of images/refs.json when listed */
-	int listed;
 };
 
 static struct images *state(struct ui_app *app)
@@ -28,27 +25,16 @@ static struct images *state(struct ui_app *app)
 	return app->images;
 }
 
-void ui_images_reload(struct ui_app *app, int force)
+void ui_images_reload(struct ui_app *app)
 {
 	struct images *im = state(app);
 	struct sb_error err;
 	struct sb_image_info *list = NULL;
 	size_t n = 0;
-	char *refs = sb_root_file(app->root, "images/refs.json");
-	struct stat st = { 0 };
 
-	if (!im || !refs) {
-		free(refs);
+	if (!im)
 		return;
-	}
-	/* the image list changes only with refs.json: skip re-reading it otherwise */
-	stat(refs, &st);
-	free(refs);
-	if (!force && im->listed && st.st_mtim.tv_sec == im->refs_mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == im->refs_mtime.tv_nsec)
-		return;
-	im->refs_mtime = st.st_mtim;
-	im->listed = 1;
+	ui_app_note_generation(app, SB_GEN_IMAGES);
 	if (sb_image_list(&list, &n, app->root, &err) < 0) {
 		ui_app_message(app, 1, "%s", err.msg);
 		return;
@@ -216,7 +202,7 @@ static void image_done(struct ui_app *app, int rc, const char *message, void *ar
 	} else {
 		ui_app_message(app, 0, "%s", _("done"));
 	}
-	ui_images_reload(app, 1);
+	ui_images_reload(app);
 }
 
 struct pull {

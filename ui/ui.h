@@ -12,6 +12,7 @@
 
 #include "keys.h"
 #include "layout.h"
+#include "base/generation.h"
 #include "base/root.h"
 #include "sandbox/sandbox.h"
 
@@ -79,7 +80,10 @@ struct ui_app {
 	int sort_reverse;
 	char filter[128];
 	int listed;                              /* the first listing is done */
-	unsigned long long fingerprint;          /* of the files the listing read */
+	/* the library's change counters, and their values at our last listings */
+	struct sb_generation *gen;
+	unsigned long long gen_seen[SB_GEN_SLOTS];
+	int gen_failed;                          /* they cannot be read: re-read on a timer */
 
 	/* panes */
 	enum ui_pane_id pane;
@@ -122,10 +126,10 @@ struct ui_app {
 
 /* app.c */
 void ui_app_message(struct ui_app *app, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Re-reads the sandboxes now. */
+/* Re-reads the sandboxes now (changes the library counts reload them by themselves). */
 void ui_app_reload(struct ui_app *app);
-/* Re-reads them when something on disk changed since the last listing. */
-void ui_app_refresh(struct ui_app *app);
+/* Notes the change counter of slot before a listing of it. */
+void ui_app_note_generation(struct ui_app *app, enum sb_generation_slot slot);
 /* The sandbox of the selected row of the Sandboxes pane, NULL if none. */
 struct sb_sandbox_info *ui_app_selected_sandbox(struct ui_app *app);
 struct sb_sandbox_info *ui_app_find_sandbox(struct ui_app *app, const char *name);
@@ -150,8 +154,8 @@ void ui_format_image(char *buf, size_t size, const char *ref, const char *digest
 /* pane_images.c: the image references the create form offers */
 size_t ui_images_count(struct ui_app *app);
 const char *ui_images_ref(struct ui_app *app, size_t i);
-/* Re-lists the images when images/refs.json changed (force: always). */
-void ui_images_reload(struct ui_app *app, int force);
+/* Re-lists the images now (changes the library counts re-list them by themselves). */
+void ui_images_reload(struct ui_app *app);
 void ui_images_free(struct ui_app *app);
 
 /* pane_details.c */

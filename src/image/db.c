@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/generation.h"
 #include "base/i18n.h"
 #include "internal.h"
 #include "base/jsonfile.h"
@@ -50,7 +51,8 @@ int sb_image_db_save(struct sb_root *root, json_t *db, struct sb_error *err)
 
 	if (!path)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	rc = sb_json_save(path, db, err);
+	if ((rc = sb_json_save(path, db, err)) == 0)
+		sb_generation_bump(root, SB_GEN_IMAGES, NULL);
 	free(path);
 	return rc;
 }

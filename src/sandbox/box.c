@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/digest.h"
 #include "base/fs.h"
+#include "base/generation.h"
 #include "base/i18n.h"
 #include "base/proc.h"
 #include "sandbox/sandbox.h"
@@ -195,6 +196,7 @@ int sb_box_touch(struct sb_box *b, struct sb_error *err)
 		return sb_error_errno(err, SB_ERR_IO, e, _("cannot record activity of sandbox '%s'"), b->rec.name);
 	}
 	close(fd);
+	sb_generation_bump(b->root, SB_GEN_SANDBOXES, NULL);
 	return 0;
 }
 

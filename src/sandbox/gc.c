@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "base/fs.h"
+#include "base/generation.h"
 #include "sandbox/gc.h"
 #include "base/i18n.h"
 #include "net/network.h"
@@ -298,6 +299,8 @@ int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsign
 	sweep_containers(&g);
 	sweep_recordless(&g);
 	sweep_network(&g);
+	if (!g.dry_run)
+		sb_generation_bump(root, SB_GEN_SANDBOXES, NULL);   /* records marked broken, directories swept */
 out:
 	sb_root_unlock(root);
 	if (g.be_state)

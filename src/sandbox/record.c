@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/generation.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
 #include "sandbox/record.h"
@@ -230,8 +231,8 @@ int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_
 
 	if (!path || !doc)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("cannot write the record of sandbox '%s': out of memory"), rec->name);
-	else
-		rc = sb_json_save(path, doc, err);
+	else if ((rc = sb_json_save(path, doc, err)) == 0)
+		sb_generation_bump(root, SB_GEN_SANDBOXES, NULL);
 	json_decref(doc);
 	free(path);
 	return rc;

@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "base/fs.h"
+#include "base/generation.h"
 #include "base/i18n.h"
 #include "sandbox/sandbox.h"
 
@@ -18,6 +19,7 @@ int sb_box_destroy(struct sb_box *b, int force, struct sb_error *err)
 		rc = sb_box_network_down(b, strrchr(b->dir, '/') + 1, err);
 	if (rc == 0)
 		rc = sb_fs_remove_tree(b->dir, err);
+	sb_generation_bump(b->root, SB_GEN_SANDBOXES, NULL);   /* gone, or partly */
 	return rc;
 }
 

@@ -258,6 +258,26 @@ Test(tui, filter_and_sort)
 	quit(t);
 }
 
+/* What other processes change (the CLI in another terminal) shows up by
+ * itself: the library counts every change, the workbench polls the counter. */
+Test(tui, changes_by_other_processes_show_up)
+{
+	struct tui *t = open_tui(NULL, NULL);
+
+	cli_ok("create", "ext", "--image", image, "--temporary=10m", NULL);
+	cr_assert_eq(tui_wait_row(t, "^ext ", "running", WAIT), 0, "%s", tui_screen(t));
+	cli_ok("stop", "ext", NULL, NULL, NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^ext ", "stopped", WAIT), 0, "%s", tui_screen(t));
+	cli_ok("rm", "ext", NULL, NULL, NULL, NULL);
+	cr_assert_eq(tui_wait_gone(t, "ext ", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "2");
+	cr_assert_eq(tui_wait_text(t, "[2 Images (1)]", WAIT), 0);
+	cli_ok("image", "bootstrap", "--busybox", "--quiet", "--name", "sbtest/other:1");
+	cr_assert_eq(tui_wait_text(t, "[2 Images (2)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "sbtest/other:1", WAIT), 0, "%s", tui_screen(t));
+	quit(t);
+}
+
 Test(tui, create_through_the_form)
 {
 	struct tui *t = open_tui(NULL, NULL);
