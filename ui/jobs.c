@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/i18n.h"
 #include "theme.h"
 #include "base/proc.h"
@@ -50,14 +50,6 @@ struct ui_job_ctx {
 	struct sb_progress progress;
 	long long last_ms;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* MSG_NOSIGNAL: once the workbench has quit, the job goes on and its lines
  * are dropped (EPIPE) instead of killing it with SIGPIPE. */
@@ -100,7 +92,7 @@ static void on_progress(void *user, const struct sb_progress_event *ev)
 {
 	struct ui_job_ctx *ctx = user;
 	char line[512], item[200];
-	long long t = now_ms();
+	long long t = sb_clock_monotonic_ms();
 
 	/* a few updates a second are enough for a progress line */
 	if (ev->phase != SB_PROGRESS_DONE && t - ctx->last_ms < 100)
@@ -198,7 +190,7 @@ int ui_job_start(struct ui_app *app, const char *label, ui_job_fn fn, void *arg,
 	close(p[1]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	job->fd = p[0];
-	job->started = now_ms();
+	job->started = sb_clock_monotonic_ms();
 	snprintf(job->label, sizeof(job->label), "%s", label);
 	job->arg = arg;
 	job->done = done;
@@ -351,7 +343,7 @@ int ui_jobs_describe(struct ui_app *app, char *buf, size_t size)
 			 first->progress);
 	else if (n == 1)
 		snprintf(buf, size, "%s %s%s %llds", spin[app->spinner % 4], first->label, ui_theme_glyphs()->ellipsis,
-			 (now_ms() - first->started) / 1000);
+			 (sb_clock_monotonic_ms() - first->started) / 1000);
 	else
 		snprintf(buf, size, _("%s %s%s (+%zu more)"), spin[app->spinner % 4], first->label,
 			 ui_theme_glyphs()->ellipsis, n - 1);

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "draw.h"
+#include "base/clock.h"
 #include "base/i18n.h"
 #include "pty.h"
 #include "term.h"
@@ -218,14 +218,6 @@ void ui_shells_io(struct ui_app *app, const struct pollfd *pfd, int n)
 	ui_shells_reap(app);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* A shell whose terminal hung up is dropped when its process has exited (to
  * report the exit status), or after a grace period if it lingers. */
 #define HANGUP_GRACE_MS 2000
@@ -240,8 +232,8 @@ void ui_shells_reap(struct ui_app *app)
 			snprintf(why, sizeof(why), _("exit status %d"), status);
 		} else if (sh->gone) {
 			if (!sh->gone_at)
-				sh->gone_at = mono_ms();
-			if (mono_ms() - sh->gone_at < HANGUP_GRACE_MS)
+				sh->gone_at = sb_clock_monotonic_ms();
+			if (sb_clock_monotonic_ms() - sh->gone_at < HANGUP_GRACE_MS)
 				continue;
 			snprintf(why, sizeof(why), "%s", _("terminal hung up"));
 		} else {

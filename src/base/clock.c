@@ -17,3 +17,11 @@ long long sb_clock_now(void)
 	}
 	return (long long)time(NULL);
 }
+
+long long sb_clock_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

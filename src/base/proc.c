@@ -11,10 +11,10 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/i18n.h"
+#include "base/clock.h"
 #include "base/proc.h"
 
 struct capture {
@@ -22,14 +22,6 @@ struct capture {
 	char *buf;
 	size_t len, cap, max;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 #define KEPT_MAX 64
 
@@ -260,7 +252,7 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	cap[1].fd = perr[0];
 	sb_proc_keep(pid, 1);
 
-	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : 0;
+	long long deadline = o->timeout_ms > 0 ? sb_clock_monotonic_ms() + o->timeout_ms : 0;
 	int exited = 0;
 	/* pidfd: the child's exit wakes poll at once (exec latency counts) */
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -279,7 +271,7 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 		if (interrupted)
 			break;
 		if (deadline) {
-			long long left = deadline - now_ms();
+			long long left = deadline - sb_clock_monotonic_ms();
 			if (left <= 0) {
 				out->timed_out = 1;
 				break;

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/archive_dl.h"
+#include "base/clock.h"
 #include "base/fs.h"
 #include "internal.h"
 #include "base/i18n.h"
@@ -79,14 +79,6 @@ struct unpacker {
 	char scratch[PATH_MAX];
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void progress_tick(struct unpacker *u, int final)
 {
 	unsigned long long done;
@@ -96,7 +88,7 @@ static void progress_tick(struct unpacker *u, int final)
 		return;
 	done = final ? u->ev.total
 		     : u->gunzip ? sb_gunzip_consumed(u->gunzip) : (unsigned long long)archive_filter_bytes(u->in, -1);
-	now = now_ms();
+	now = sb_clock_monotonic_ms();
 	if (!final && (done - u->last_done < PROGRESS_MIN_BYTES || now - u->last_ms < PROGRESS_MIN_MS))
 		return;
 	u->last_done = done;
@@ -570,7 +562,7 @@ int sb_unpack_layer(int root_fd, const char *layer_path, const struct sb_unpack_
 	u->max_entries = limits && limits->max_entries ? limits->max_entries : SB_UNPACK_DEFAULT_MAX_ENTRIES;
 	u->ev.phase = SB_PROGRESS_UNPACK;
 	u->ev.item = strrchr(layer_path, '/') ? strrchr(layer_path, '/') + 1 : layer_path;
-	u->last_ms = now_ms();
+	u->last_ms = sb_clock_monotonic_ms();
 
 	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		rc = sb_error_set(err, SB_ERR_INVALID, _("cannot unpack layer '%s': the root is not a directory"),

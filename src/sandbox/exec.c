@@ -4,21 +4,13 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "base/clock.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "sandbox/sandbox.h"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* runsc writes a container stdout that is a regular file from offset 0 unless it
  * is O_APPEND: without this, `sandbench exec ... > file` would overwrite the file's
@@ -99,11 +91,11 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	x.proc.capture_max = opts->capture_max ? opts->capture_max : 16 << 20;
 	/* a running command is activity for as long as it runs: reap spares it */
 	int guard = sb_box_exec_begin(&b);
-	long long start = now_ms();
+	long long start = sb_clock_monotonic_ms();
 	rc = b.be->exec(&res, b.be_state, sb_box_target(&b), &x, err);
 	if (guard >= 0)
 		close(guard);
-	out->duration_ms = now_ms() - start;
+	out->duration_ms = sb_clock_monotonic_ms() - start;
 	out->exit_code = res.status;
 	out->timed_out = res.timed_out;
 	out->out = res.out;

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/fs.h"
@@ -188,6 +189,18 @@ Test(record, clock_is_injectable)
 	cr_assert_eq(sb_clock_now(), 1234567);
 	unsetenv("SANDBENCH_NOW");
 	cr_assert_gt(sb_clock_now(), 1700000000);
+}
+
+Test(record, monotonic_clock_ignores_the_injected_time)
+{
+	long long before = sb_clock_monotonic_ms();
+
+	setenv("SANDBENCH_NOW", "1234567", 1);
+	usleep(20000);
+	long long after = sb_clock_monotonic_ms();
+	unsetenv("SANDBENCH_NOW");
+	cr_assert_geq(after - before, 20);
+	cr_assert_lt(after - before, 5000);
 }
 
 Test(record, settings_root_overrides_defaults)
