@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/name.h"
 #include "net/network.h"
-#include "sandbox/record.h"
 #include "base/root.h"
 
 
@@ -22,7 +22,7 @@ struct sb_subnet {
 
 struct sb_lease {
 	uint32_t addr;                           /* host byte order */
-	char name[SB_SANDBOX_NAME_MAX + 1];
+	char name[SB_NAME_MAX + 1];
 };
 
 /* "10.213.0.0/24"; the gateway (the bridge) is the first host address. */

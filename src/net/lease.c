@@ -67,7 +67,7 @@ const char *sb_ipv4_format(char *buf, uint32_t addr)
 static int read_lease(struct sb_lease *out, int dfd, const char *fname)
 {
 	struct in_addr in;
-	char buf[SB_SANDBOX_NAME_MAX + 2];
+	char buf[SB_NAME_MAX + 2];
 	ssize_t n;
 	int fd;
 
@@ -82,7 +82,7 @@ static int read_lease(struct sb_lease *out, int dfd, const char *fname)
 		return -1;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	if (!buf[0] || strlen(buf) > SB_SANDBOX_NAME_MAX)
+	if (!buf[0] || strlen(buf) > SB_NAME_MAX)
 		return -1;
 	out->addr = ntohl(in.s_addr);
 	snprintf(out->name, sizeof(out->name), "%s", buf);

@@ -61,18 +61,6 @@ static int valid_ifname(const char *s)
 	return 1;
 }
 
-static int valid_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > SB_SANDBOX_NAME_MAX || s[0] == '.' || s[0] == '-')
-		return 0;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
-			return 0;
-	return 1;
-}
-
 static int ctx_init(struct net_ctx *c, struct sb_root *root, const struct sb_network_config *cfg, const char *name,
 		    struct sb_error *err)
 {
@@ -85,8 +73,8 @@ static int ctx_init(struct net_ctx *c, struct sb_root *root, const struct sb_net
 	c->name = name;
 	c->lock_fd = -1;
 	c->resolv_sources = cfg && cfg->resolv_sources ? cfg->resolv_sources : sb_resolv_default_sources;
-	if (name && !valid_name(name))
-		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not a valid sandbox name"), name);
+	if (name && (rc = sb_name_check(name, _("sandbox name"), err)) < 0)
+		return rc;
 	if (!valid_ifname(bridge))
 		return sb_error_set(err, SB_ERR_INVALID,
 				    _("bridge name '%s' must be 1 to 15 letters, digits, '_', '-' or '.'"), bridge);

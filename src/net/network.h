@@ -14,14 +14,14 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/name.h"
 #include "base/proc.h"
-#include "sandbox/record.h"
 #include "base/root.h"
 
 #define SB_NETWORK_DEFAULT_BRIDGE "sb0"
 #define SB_NETWORK_DEFAULT_SUBNET "10.213.0.0/24"
 /* "sb-" + 6 hex + "-" + name + NUL */
-#define SB_NETNS_NAME_MAX (3 + 6 + 1 + SB_SANDBOX_NAME_MAX + 1)
+#define SB_NETNS_NAME_MAX (3 + 6 + 1 + SB_NAME_MAX + 1)
 
 struct sb_network_config {
 	const char *bridge;                  /* NULL: SB_NETWORK_DEFAULT_BRIDGE (at most 15 bytes) */

@@ -22,6 +22,7 @@
 #include "base/fs.h"
 #include "base/generation.h"
 #include "base/i18n.h"
+#include "base/name.h"
 #include "base/proc.h"
 #include "sandbox/sandbox.h"
 
@@ -29,16 +30,7 @@
 
 int sb_sandbox_name_check(const char *name, struct sb_error *err)
 {
-	size_t n = name ? strlen(name) : 0;
-
-	if (n == 0 || n > SB_SANDBOX_NAME_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-						       "0123456789-_.") != n ||
-	    name[0] == '.' || name[0] == '-')
-		return sb_error_set(err, SB_ERR_INVALID,
-				    _("invalid sandbox name '%s': use 1-%d letters, digits, '-', '_' or '.', "
-				      "not starting with '.' or '-'"),
-				    name ? name : "", SB_SANDBOX_NAME_MAX);
-	return 0;
+	return sb_name_check(name, _("sandbox name"), err);
 }
 
 /* Paths below ROOT/sandboxes/<name>, by field. */

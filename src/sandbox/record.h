@@ -11,10 +11,11 @@
 #include "base/digest.h"
 #include "base/error.h"
 #include "base/host.h"
+#include "base/name.h"
 #include "base/root.h"
 
 #define SB_RECORD_SCHEMA 2
-#define SB_SANDBOX_NAME_MAX 63
+#define SB_SANDBOX_NAME_MAX SB_NAME_MAX
 /* "sb-" + 16 hex digits + NUL */
 #define SB_SANDBOX_ID_LEN 20
 

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -186,6 +187,14 @@ Test(net_config, info_and_names_without_setup)
 	cr_assert_eq(sb_network_info(&info, root, NULL, "nobody", &err), SB_ERR_NOTFOUND);
 	cr_assert_eq(sb_network_info(&info, root, &bad, "x", NULL), SB_ERR_INVALID);
 	cr_assert_eq(sb_network_info(&info, root, NULL, "../etc", NULL), SB_ERR_INVALID);
+	/* the sandbox name rule, with its message */
+	char longest[SB_NAME_MAX + 2];
+	memset(longest, 'n', SB_NAME_MAX);
+	longest[SB_NAME_MAX] = '\0';
+	cr_assert_eq(sb_network_info(&info, root, NULL, longest, NULL), SB_ERR_NOTFOUND);
+	strcat(longest, "n");
+	cr_assert_eq(sb_network_info(&info, root, NULL, longest, &err), SB_ERR_INVALID);
+	cr_assert(strstr(err.msg, "invalid sandbox name"), "%s", err.msg);
 	cr_assert_str_eq(sb_net_orphan_kind_name(SB_NET_ORPHAN_NETNS), "netns");
 }
 

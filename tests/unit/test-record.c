@@ -10,6 +10,7 @@
 #include "base/fs.h"
 #include "base/jsonfile.h"
 #include "sandbox/record.h"
+#include "sandbox/sandbox.h"
 #include "base/root.h"
 #include "sandbox/settings.h"
 #include "testutil.h"
@@ -189,6 +190,27 @@ Test(record, clock_is_injectable)
 	cr_assert_eq(sb_clock_now(), 1234567);
 	unsetenv("SANDBENCH_NOW");
 	cr_assert_gt(sb_clock_now(), 1700000000);
+}
+
+Test(record, name_rule)
+{
+	static const char *const good[] = { "a", "A-1", "x_y.z", "9", "a..b", "a-" };
+	static const char *const bad[] = { "", ".a", "-a", "a/b", "a b", "..", "\xc3\xa4", "a\n" };
+	char name[SB_NAME_MAX + 2];
+	struct sb_error err;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		cr_assert_eq(sb_sandbox_name_check(good[i], NULL), 0, "%s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(sb_sandbox_name_check(bad[i], NULL), SB_ERR_INVALID, "%s", bad[i]);
+	cr_assert_eq(sb_sandbox_name_check(NULL, NULL), SB_ERR_INVALID);
+	memset(name, 'a', SB_NAME_MAX);
+	name[SB_NAME_MAX] = '\0';
+	cr_assert_eq(sb_sandbox_name_check(name, NULL), 0);
+	strcat(name, "a");
+	cr_assert_eq(sb_sandbox_name_check(name, &err), SB_ERR_INVALID);
+	cr_assert(strstr(err.msg, "invalid sandbox name 'aaa"), "%s", err.msg);
+	cr_assert_eq(SB_SANDBOX_NAME_MAX, SB_NAME_MAX);
 }
 
 Test(record, monotonic_clock_ignores_the_injected_time)
