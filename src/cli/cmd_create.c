@@ -33,25 +33,11 @@ static int parse_label(struct create_args *a, char *arg)
 	return 0;
 }
 
-/* HOST:PATH[:ro|rw]: HOST may hold ':' (the last one or two fields are ours). */
 static int parse_mount(struct create_args *a, char *arg)
 {
-	enum sb_mount_mode mode = SB_MOUNT_RO;
-	char *last = strrchr(arg, ':');
-
-	if (!last || a->spec.n_mounts == MAX_ITEMS)
+	if (a->spec.n_mounts == MAX_ITEMS || sb_sandbox_mount_parse(&a->mounts[a->spec.n_mounts], arg, NULL) < 0)
 		return -1;
-	if (sb_mount_mode_parse(last + 1) >= 0) {
-		mode = sb_mount_mode_parse(last + 1);
-		*last = '\0';
-		last = strrchr(arg, ':');
-		if (!last)
-			return -1;
-	}
-	*last = '\0';
-	if (!*arg || last[1] != '/')
-		return -1;
-	a->mounts[a->spec.n_mounts++] = (struct sb_sandbox_mount){ arg, last + 1, mode };
+	a->spec.n_mounts++;
 	return 0;
 }
 

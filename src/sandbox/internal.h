@@ -116,10 +116,9 @@ struct sb_mount_policy {
 	int allow_sensitive;     /* accept the host paths of the deny list anyway */
 };
 
-/* Parses "HOST:PATH[:ro|rw]" (read-only unless ":rw" is written; HOST may
- * contain ':', PATH may not) and applies the policy. SB_ERR_INVALID for
- * syntax, SB_ERR_NOTFOUND for a missing host path, SB_ERR_UNSAFE for a host
- * path on the deny list or a reserved sandbox path. */
+/* Parses "HOST:PATH[:ro|rw]" (sb_sandbox_mount_parse) and applies the policy.
+ * SB_ERR_INVALID for syntax, SB_ERR_NOTFOUND for a missing host path,
+ * SB_ERR_UNSAFE for a host path on the deny list or a reserved sandbox path. */
 int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount_policy *policy,
 		   struct sb_error *err);
 /* The same for a mount given as parts: resolves host, normalises path and

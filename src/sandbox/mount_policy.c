@@ -245,28 +245,39 @@ int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, i
 	return rc;
 }
 
+int sb_sandbox_mount_parse(struct sb_sandbox_mount *out, char *text, struct sb_error *err)
+{
+	size_t len = strlen(text);
+	enum sb_mount_mode mode = SB_MOUNT_RO;
+	char *colon;
+
+	if (len > 3 && (strcmp(text + len - 3, ":rw") == 0 || strcmp(text + len - 3, ":ro") == 0)) {
+		mode = text[len - 1] == 'w' ? SB_MOUNT_RW : SB_MOUNT_RO;
+		len -= 3;
+	}
+	/* colon[1] is still inside text: at worst the mode's ':' or the NUL */
+	colon = memrchr(text, ':', len);
+	if (!colon || colon == text || colon[1] != '/')
+		return sb_error_set(err, SB_ERR_INVALID, _("mount '%s' is not HOST:PATH[:ro|rw]"), text);
+	text[len] = '\0';
+	*colon = '\0';
+	*out = (struct sb_sandbox_mount){ text, colon + 1, mode };
+	return 0;
+}
+
 int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount_policy *policy,
 		   struct sb_error *err)
 {
-	size_t len = strlen(spec);
-	int rw = 0, rc;
-	char *copy, *colon;
+	struct sb_sandbox_mount m;
+	char *copy = strdup(spec);
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (len > 3 && (strcmp(spec + len - 3, ":rw") == 0 || strcmp(spec + len - 3, ":ro") == 0)) {
-		rw = spec[len - 1] == 'w';
-		len -= 3;
-	}
-	copy = strndup(spec, len);
 	if (!copy)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	colon = strrchr(copy, ':');
-	if (!colon || colon == copy || colon[1] == '\0') {
-		free(copy);
-		return sb_error_set(err, SB_ERR_INVALID, _("mount '%s' is not HOST:PATH[:ro|rw]"), spec);
-	}
-	*colon = '\0';
-	rc = sb_mount_resolve(out, copy, colon + 1, rw, policy, err);
+	rc = sb_sandbox_mount_parse(&m, copy, err);
+	if (rc == 0)
+		rc = sb_mount_resolve(out, m.host, m.path, m.mode == SB_MOUNT_RW, policy, err);
 	free(copy);
 	return rc;
 }

@@ -32,6 +32,13 @@ struct sb_sandbox_spec {
 	size_t n_labels;
 };
 
+/* Splits "HOST:PATH[:ro|rw]" (read-only unless ":rw" is written; HOST may
+ * contain ':', PATH may not and is absolute) into out, whose host and path
+ * point into text: text is cut at the colons when it parses and untouched when
+ * not (SB_ERR_INVALID). Syntax only: sb_sandbox_create resolves the host path
+ * and applies the mount policy. */
+int sb_sandbox_mount_parse(struct sb_sandbox_mount *out, char *text, struct sb_error *err);
+
 /* A record plus what is derived from the disk and the clock. Listing reads
  * records and activity mtimes only (no runsc call): cheap for hundreds. */
 struct sb_sandbox_info {

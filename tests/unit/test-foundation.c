@@ -320,6 +320,12 @@ Test(foundation, cli_contract)
 	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "errors are one line");
 	tu_run_free(&r);
 
+	/* mount syntax is checked before anything is opened */
+	r = tu_sandbench(dir, NULL, "create", "x", "--image", "i", "--mount", "/h:relative", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "invalid mount '/h:relative' (HOST:PATH[:ro|rw])"), "%s", r.err);
+	tu_run_free(&r);
+
 	r = tu_sandbench(dir, NULL, "doctor", "--help", NULL);
 	cr_assert_eq(r.status, 0);
 	cr_assert(strstr(r.out, "Usage: sandbench doctor"));

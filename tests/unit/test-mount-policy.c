@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -117,6 +118,38 @@ Test(mount_policy, syntax_errors)
 	cr_assert_eq(parse_code(spec, NULL), SB_ERR_INVALID);
 	free(spec);
 	free(d);
+}
+
+Test(mount_policy, split_cuts_only_what_parses)
+{
+	static const struct {
+		const char *in, *host, *path;
+		enum sb_mount_mode mode;
+	} good[] = {
+		{ "/h:/p", "/h", "/p", SB_MOUNT_RO },
+		{ "/h:/p:rw", "/h", "/p", SB_MOUNT_RW },
+		{ "/h:/p:ro", "/h", "/p", SB_MOUNT_RO },
+		{ "/a:b:/p:rw", "/a:b", "/p", SB_MOUNT_RW },
+		{ "rel:/p", "rel", "/p", SB_MOUNT_RO },
+	};
+	static const char *const bad[] = { "", "nocolon", ":/x", "/h:", "/h:rel", "/h:/p:", "/h:rw", ":rw", "/h:/p:xx" };
+	struct sb_sandbox_mount m;
+	struct sb_error err;
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", good[i].in);
+		cr_assert_eq(sb_sandbox_mount_parse(&m, buf, NULL), 0, "%s", good[i].in);
+		cr_assert_str_eq(m.host, good[i].host);
+		cr_assert_str_eq(m.path, good[i].path);
+		cr_assert_eq(m.mode, good[i].mode, "%s", good[i].in);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		cr_assert_eq(sb_sandbox_mount_parse(&m, buf, &err), SB_ERR_INVALID, "%s", bad[i]);
+		cr_assert_str_eq(buf, bad[i], "left as it was");
+		cr_assert(strstr(err.msg, "HOST:PATH[:ro|rw]"), "%s", err.msg);
+	}
 }
 
 Test(mount_policy, missing_host_path)
