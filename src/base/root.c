@@ -82,6 +82,15 @@ char *sb_root_file(const struct sb_root *root, const char *rel)
 	return sb_path_join(root->path, rel);
 }
 
+char *sb_root_record_file(const struct sb_root *root, const char *name)
+{
+	char *rel = sb_strdupf("sandboxes/%s/sandbox.json", name);
+	char *path = rel ? sb_root_file(root, rel) : NULL;
+
+	free(rel);
+	return path;
+}
+
 int sb_root_lock(struct sb_root *root, enum sb_lock_mode mode, struct sb_error *err)
 {
 	if (root->lock_fd < 0) {

@@ -189,9 +189,9 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 }
 
 /* Adds name to users[digest] when the record names an image digest. */
-static void add_user(json_t *users, const char *sandboxes, const char *name)
+static void add_user(json_t *users, struct sb_root *root, const char *name)
 {
-	char *path = sb_strdupf("%s/%s/sandbox.json", sandboxes, name);
+	char *path = sb_root_record_file(root, name);
 	json_t *rec = NULL, *list;
 	const char *digest;
 
@@ -231,7 +231,7 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err)
 	}
 	while (d && (de = readdir(d)) != NULL)
 		if (de->d_name[0] != '.')
-			add_user(users, dir, de->d_name);
+			add_user(users, root, de->d_name);
 	if (d)
 		closedir(d);
 	free(dir);

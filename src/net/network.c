@@ -454,10 +454,8 @@ int sb_network_orphans(struct sb_net_orphan **out, size_t *count, struct sb_root
 	if (rc < 0 || (rc = sb_lease_list(&leases, &nl, root, err)) < 0)
 		return rc;
 	for (size_t i = 0; i < nl && !oom; i++) {
-		char *rel = sb_strdupf("sandboxes/%s/sandbox.json", leases[i].name);
-		char *rec = rel ? sb_root_file(root, rel) : NULL;
+		char *rec = sb_root_record_file(root, leases[i].name);
 		oom = !rec || (access(rec, F_OK) != 0 && add_orphan(&list, &n, SB_NET_ORPHAN_LEASE, leases[i].name) < 0);
-		free(rel);
 		free(rec);
 	}
 	snprintf(prefix, sizeof(prefix), "sb-%s", c.tag);

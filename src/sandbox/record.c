@@ -194,18 +194,9 @@ nomem:
 	return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }
 
-static char *record_path(struct sb_root *root, const char *name)
-{
-	char *rel = sb_strdupf("sandboxes/%s/sandbox.json", name);
-	char *path = rel ? sb_root_file(root, rel) : NULL;
-
-	free(rel);
-	return path;
-}
-
 int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name, struct sb_error *err)
 {
-	char *path = record_path(root, name);
+	char *path = sb_root_record_file(root, name);
 	json_t *doc = NULL;
 	int rc;
 
@@ -225,7 +216,7 @@ int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name
 
 int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_error *err)
 {
-	char *path = record_path(root, rec->name);
+	char *path = sb_root_record_file(root, rec->name);
 	json_t *doc = sb_record_to_json(rec);
 	int rc;
 

@@ -131,6 +131,10 @@ Test(foundation, root_layout_and_env)
 	unsetenv("SANDBENCH_ROOT");
 	cr_assert_str_eq(sb_root_path(root), sub);
 	cr_assert_eq(tu_sh("test -d %s/images/blobs/sha256 -a -d %s/sandboxes -a -d %s/exchange", sub, sub, sub), 0);
+	char *rec = sb_root_record_file(root, "box"), *want = sb_strdupf("%s/sandboxes/box/sandbox.json", sub);
+	cr_assert_str_eq(rec, want);
+	free(rec);
+	free(want);
 	sb_root_close(root);
 	sb_root_close(NULL);
 	free(sub);
