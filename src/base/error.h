@@ -42,7 +42,9 @@ int sb_error_vset(struct sb_error *err, int code, const char *fmt, va_list ap)
  * SB_ERR_NOSPACE and ENOMEM to SB_ERR_NOMEM whatever code says. */
 int sb_error_errno(struct sb_error *err, int code, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* Prefixes the existing message with more context: "ctx: old message". */
+/* Prefixes the existing message with more context: "ctx: old message".
+ * Returns err's code, which it cannot know when err is NULL (then
+ * SB_ERR_INVALID): a caller whose err may be NULL returns its own rc. */
 int sb_error_wrap(struct sb_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sb_error_clear(struct sb_error *err);

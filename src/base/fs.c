@@ -294,10 +294,10 @@ static int tree_size(int dfd, unsigned long long *total, const char *path, struc
 		if (S_ISREG(st.st_mode)) {
 			*total += (unsigned long long)st.st_size;
 		} else if (S_ISDIR(st.st_mode)) {
-			int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (cfd >= 0 && tree_size(cfd, total, path, err) < 0) {
+			int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
+			if (cfd >= 0 && (rc = tree_size(cfd, total, path, err)) < 0) {
 				closedir(d);
-				return err ? err->code : SB_ERR_IO;
+				return rc;
 			}
 		}
 	}

@@ -39,8 +39,10 @@ int sb_root_open(struct sb_root **out, const char *path, struct sb_error *err)
 	if (!path || !*path)
 		path = SB_DEFAULT_ROOT;
 	rc = sb_fs_mkdirs(path, 0711, err);
-	if (rc < 0)
-		return sb_error_wrap(err, _("cannot use state root"));
+	if (rc < 0) {
+		sb_error_wrap(err, _("cannot use state root"));
+		return rc;
+	}
 	if (!realpath(path, real))
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot resolve state root '%s'"), path);
 	root = calloc(1, sizeof(*root));

@@ -128,8 +128,10 @@ static int resolve_parent(struct unpacker *u, char *out, const char *parent)
 		return 0;
 	}
 	rc = sb_unpack_resolve(out, u->root_fd, parent, u->err);
-	if (rc < 0)
-		return sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
+	if (rc < 0) {
+		sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
+		return rc;
+	}
 	strcpy(u->cache_raw, parent);
 	strcpy(u->cache_res, out);
 	u->cache_ok = 1;
@@ -181,6 +183,7 @@ static int mark_written(struct unpacker *u, const char *path, unsigned flags)
 static int remove_path(struct unpacker *u, const char *path)
 {
 	struct stat st;
+	int rc;
 
 	u->cache_ok = 0;
 	if (fstatat(u->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -188,9 +191,9 @@ static int remove_path(struct unpacker *u, const char *path)
 			return 0;
 		return sb_error_errno(u->err, SB_ERR_IO, errno, _("layer '%s': cannot inspect '%s'"), u->layer, path);
 	}
-	if (sb_fs_remove_tree_at(u->root_fd, path, u->err) < 0)
-		return sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
-	return 0;
+	if ((rc = sb_fs_remove_tree_at(u->root_fd, path, u->err)) < 0)
+		sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
+	return rc;
 }
 
 /* Removes everything below the directory dfd (at path[0..n) in the root)
@@ -420,8 +423,10 @@ static int extract(struct unpacker *u, struct archive_entry *e)
 			rc = sb_error_set(u->err, SB_ERR_UNSAFE, _("hardlink target '%s' is the root"), hardlink);
 		if (rc == 0)
 			rc = resolve_entry(u, u->scratch, u->link);
-		if (rc < 0)
-			return sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
+		if (rc < 0) {
+			sb_error_wrap(u->err, _("layer '%s': entry '%s'"), u->layer, u->name);
+			return rc;
+		}
 		strcpy(u->link, u->scratch);
 		type = AE_IFREG;
 	}
@@ -462,8 +467,10 @@ static int handle_entry(struct unpacker *u, struct archive_entry *e)
 		return sb_error_set(u->err, SB_ERR_LIMIT, _("layer '%s' has more than %llu entries"), u->layer,
 				    u->max_entries);
 	rc = sb_unpack_clean_name(u->name, raw, _("entry"), u->err);
-	if (rc < 0)
-		return sb_error_wrap(u->err, _("layer '%s'"), u->layer);
+	if (rc < 0) {
+		sb_error_wrap(u->err, _("layer '%s'"), u->layer);
+		return rc;
+	}
 
 	const char *base = strrchr(u->name, '/');
 	base = base ? base + 1 : u->name;

@@ -41,7 +41,9 @@ static int nft_script(const char *script, struct sb_error *err)
 {
 	int rc = sb_net_cmd(NULL, nft_stdin, script, err);
 
-	return rc < 0 ? sb_error_wrap(err, _("cannot update nftables table '%s'"), SB_NAT_TABLE) : 0;
+	if (rc < 0)
+		sb_error_wrap(err, _("cannot update nftables table '%s'"), SB_NAT_TABLE);
+	return rc;
 }
 
 static int enable_forwarding(struct sb_error *err)

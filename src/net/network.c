@@ -357,7 +357,9 @@ int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cf
 	if (rc == 0)
 		rc = remove_bridge_if_unused(&c, err);
 	host_unlock(&c);
-	return rc < 0 ? sb_error_wrap(err, _("cannot remove the network of sandbox '%s'"), name) : 0;
+	if (rc < 0)
+		sb_error_wrap(err, _("cannot remove the network of sandbox '%s'"), name);
+	return rc;
 }
 
 int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err)

@@ -135,8 +135,10 @@ static int load_ca_blob(struct sb_registry_client *c, const char *ca_file, struc
 	size_t system_len = 0, extra_len;
 	int rc;
 
-	if ((rc = sb_fs_read_file(&extra, &extra_len, ca_file, CA_BUNDLE_MAX, err)) < 0)
-		return sb_error_wrap(err, _("cannot read CA file"));
+	if ((rc = sb_fs_read_file(&extra, &extra_len, ca_file, CA_BUNDLE_MAX, err)) < 0) {
+		sb_error_wrap(err, _("cannot read CA file"));
+		return rc;
+	}
 	if (curl_easy_getinfo(c->curl, CURLINFO_CAINFO, &default_path) == CURLE_OK && default_path &&
 	    sb_fs_read_file(&system, &system_len, default_path, CA_BUNDLE_MAX, NULL) < 0)
 		system_len = 0;
@@ -264,7 +266,8 @@ int sb_registry_http_get(struct sb_registry_client *c, const char *url, const ch
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &c->resp.status);
 	c->last_curl = res;
 	if (res == CURLE_WRITE_ERROR && c->sink_rc < 0) {
-		*err = c->sink_err;
+		if (err)
+			*err = c->sink_err;
 		return c->sink_rc;
 	}
 	if (res != CURLE_OK)

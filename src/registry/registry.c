@@ -276,8 +276,10 @@ static int download(struct pull *p, const struct sb_descriptor *d, const struct 
 		rc = download_once(p, d, ev, &again, err);
 		if (rc == 0 || again == RETRY_NO)
 			return rc;
-		if (attempt == BLOB_ATTEMPTS)
-			return sb_error_wrap(err, _("blob %s: giving up after %d attempts"), d->digest, attempt);
+		if (attempt == BLOB_ATTEMPTS) {
+			sb_error_wrap(err, _("blob %s: giving up after %d attempts"), d->digest, attempt);
+			return rc;
+		}
 		if (again == RETRY_LATER)
 			nanosleep(&(struct timespec){ .tv_nsec = RETRY_PAUSE_MS * 1000000L * attempt }, NULL);
 	}

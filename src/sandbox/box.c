@@ -234,8 +234,10 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 		rc = write_host_files(b, err);
 	if (rc == 0)
 		rc = sb_box_backend(b, err);
-	if (rc < 0)
-		return sb_error_wrap(err, _("cannot prepare sandbox '%s'"), b->rec.name);
+	if (rc < 0) {
+		sb_error_wrap(err, _("cannot prepare sandbox '%s'"), b->rec.name);
+		return rc;
+	}
 	if ((rc = b->be->boot(b->be_state, sb_box_target(b), image_path, err)) < 0)
 		return rc;
 	/* what this boot ran on; the caller's state transition saves it */

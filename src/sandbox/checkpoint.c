@@ -30,10 +30,13 @@ static int open_in_state(struct sb_box *b, struct sb_root *root, const char *nam
 
 int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, struct sb_error *err)
 {
-	struct sb_error e2;
+	struct sb_error e2, own;
 	struct sb_box b;
 	int rc;
 
+	/* the record's reason quotes the failure, whether or not the caller wants it */
+	if (!err)
+		err = &own;
 	if ((rc = open_in_state(&b, root, name, SB_STATE_RUNNING, _("stop"), err)) < 0)
 		goto out;
 	/* a live exec'd pty at checkpoint time makes the restore fail */
@@ -68,11 +71,14 @@ out:
 
 int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *err)
 {
-	struct sb_error e2;
+	struct sb_error e2, own;
 	struct sb_box b;
 	struct stat st;
 	int rc;
 
+	/* the record's reason quotes the failure, whether or not the caller wants it */
+	if (!err)
+		err = &own;
 	if ((rc = open_in_state(&b, root, name, SB_STATE_STOPPED, _("restore"), err)) < 0)
 		goto out;
 	char *img = sb_path_join(b.checkpoint, "checkpoint.img");

@@ -150,9 +150,13 @@ static void roll_back(struct sb_box *b, const struct sb_error *cause)
 static int create_locked(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
 			 struct sb_error *err)
 {
+	struct sb_error own;
 	struct sb_box b;
 	int rc;
 
+	/* the record's reason quotes the failure, whether or not the caller wants it */
+	if (!err)
+		err = &own;
 	if ((rc = sb_box_open(&b, root, spec->name, BOX_LOCK_NONE, 0, err)) < 0)
 		goto out;
 	if ((rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 || (rc = resolve_image(&b.rec, root, spec->image, err)) < 0)

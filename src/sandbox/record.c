@@ -207,8 +207,10 @@ int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name
 	free(path);
 	if (rc == SB_ERR_NOTFOUND)
 		return sb_error_set(err, SB_ERR_NOTFOUND, _("no sandbox named '%s'"), name);
-	if (rc < 0)
-		return sb_error_wrap(err, _("cannot read sandbox '%s'"), name);
+	if (rc < 0) {
+		sb_error_wrap(err, _("cannot read sandbox '%s'"), name);
+		return rc;
+	}
 	rc = sb_record_from_json(out, doc, err);
 	json_decref(doc);
 	return rc;

@@ -26,11 +26,14 @@ int sb_box_destroy(struct sb_box *b, int force, struct sb_error *err)
 int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, struct sb_error *err)
 {
 	int force = (flags & SB_REMOVE_FORCE) != 0;
-	struct sb_error e2;
+	struct sb_error e2, own;
 	struct sb_box b;
 	struct stat st;
 	int rc;
 
+	/* the record's reason quotes the failure, whether or not the caller wants it */
+	if (!err)
+		err = &own;
 	if ((rc = sb_box_open(&b, root, name, BOX_LOCK_NONE, 0, err)) < 0)
 		goto out;
 	if (stat(b.dir, &st) < 0) {

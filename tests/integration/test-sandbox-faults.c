@@ -13,6 +13,11 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "image/blob_store.h"
+#include "image/bootstrap.h"
+#include "image/manifest.h"
+#include "image/ref.h"
+#include "registry/registry.h"
 #include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
@@ -249,4 +254,190 @@ Test(faults, rm_never_kills_another_process_named_by_the_pid_file)
 	cr_assert_eq(calls_of("kill"), 1, "and ended the sandbox through runsc kill");
 	assert_box_gone(id);
 	free(pid_file), free(text), free(id);
+}
+
+/* err may be NULL (base/error.h). Runs call, whose error argument is E, with
+ * an error struct and without one: both fail, with the same code (with), and
+ * nothing crashes. A call is run twice: only calls without side effects. */
+#define FAILS_ALIKE(with, call)                                                                     \
+	do {                                                                                        \
+		struct sb_error e_ = { 0, "" }, *E = &e_;                                           \
+		with = (call);                                                                      \
+		E = NULL;                                                                           \
+		int without_ = (call);                                                              \
+		cr_assert_lt(with, 0, "%s", #call);                                                 \
+		cr_assert_eq(without_, with, "%s: %d with an error struct (%s), %d without", #call, \
+			     with, e_.msg, without_);                                               \
+	} while (0)
+#define FAILS(code, call)                                                       \
+	do {                                                                    \
+		int rc_;                                                        \
+		FAILS_ALIKE(rc_, call);                                         \
+		cr_assert_eq(rc_, code, "%s: %s", #call, sb_error_name(rc_));   \
+	} while (0)
+
+Test(faults, every_public_call_fails_cleanly_without_an_error_struct)
+{
+	static const char zero[] = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+	struct sb_sandbox_spec spec = { .name = "bad/name", .image = SBF_IMAGE };
+	struct sb_sandbox_spec missing_image = { .name = "box", .image = "sandbench-test/absent:1" };
+	struct sb_sandbox_mount absent = { "/nonexistent-sandbench-host", "/mnt", SB_MOUNT_RO };
+	struct sb_sandbox_spec missing_mount = { .name = "box", .image = SBF_IMAGE, .mounts = &absent, .n_mounts = 1 };
+	struct sb_exec_opts eo = { .argv = (char *[]){ "true", NULL }, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
+	struct sb_sandbox_mount mount;
+	struct sb_sandbox_info info;
+	struct sb_sandbox_stats stats;
+	struct sb_exec_result res;
+	struct sb_session *session;
+	struct sb_record rec;
+	struct sb_root *other;
+	char digest[SB_DIGEST_STR_LEN];
+	int rc;
+
+	/* sandbox.h (and record.h, which it includes) */
+	FAILS(SB_ERR_INVALID, sb_sandbox_name_check("bad/name", E));
+	FAILS(SB_ERR_INVALID, sb_sandbox_mount_parse(&mount, (char[]){ "no-colon" }, E));
+	FAILS(SB_ERR_INVALID, sb_sandbox_create(&info, f.root, &spec, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_create(NULL, f.root, &missing_image, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_create(NULL, f.root, &missing_mount, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_exec(&res, f.root, "ghost", &eo, E));
+	FAILS(SB_ERR_INVALID, sb_sandbox_exec(&res, f.root, "bad/name", &eo, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_stop(f.root, "ghost", NULL, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_restore(f.root, "ghost", E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_remove(f.root, "ghost", 0, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_remove(f.root, "ghost", SB_REMOVE_FORCE, E));
+	FAILS(SB_ERR_INVALID, sb_sandbox_remove(f.root, "../x", SB_REMOVE_FORCE, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_touch(f.root, "ghost", E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_extend(f.root, "ghost", 60, E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_inspect(&info, f.root, "ghost", E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_stats(&stats, f.root, "ghost", E));
+	FAILS(SB_ERR_NOTFOUND, sb_sandbox_expire(f.root, "ghost", E));
+	FAILS(SB_ERR_NOTFOUND, sb_session_open(&session, f.root, "ghost", NULL, 24, 80, E));
+	FAILS(SB_ERR_NOTFOUND, sb_record_load(&rec, f.root, "ghost", E));
+	json_t *empty = json_object();
+	FAILS(SB_ERR_FORMAT, sb_record_from_json(&rec, empty, E));
+	json_decref(empty);
+	/* a record that is not JSON: its code survives the context added to it */
+	char *bad_dir = sb_strdupf("%s/sandboxes/garbled", f.dir), *bad_rec = sb_path_join(bad_dir, "sandbox.json");
+	cr_assert_eq(sb_fs_mkdirs(bad_dir, 0700, NULL), 0);
+	cr_assert_eq(sb_fs_write_atomic(bad_rec, "{", 1, 0644, NULL), 0);
+	FAILS(SB_ERR_FORMAT, sb_sandbox_inspect(&info, f.root, "garbled", E));
+	FAILS(SB_ERR_FORMAT, sb_sandbox_stop(f.root, "garbled", NULL, E));
+	cr_assert_eq(sb_sandbox_remove(f.root, "garbled", SB_REMOVE_FORCE, NULL), 0);
+	free(bad_dir), free(bad_rec);
+	FAILS_ALIKE(rc, sb_root_open(&other, "/proc/version/sandbench", E));
+
+	/* image/ */
+	struct sb_image_ref ref;
+	struct sb_image_manifest man;
+	struct sb_image_config cfg;
+	struct sb_image_info img;
+	struct sb_image_removal removal;
+	struct sb_image_import_result imported;
+	struct sb_image_import_opts evil_opts = { .name = "sandbench-test/evil:1" };
+	struct sb_bootstrap_result boot;
+	struct sb_bootstrap_opts bopts = { .kind = SB_BOOTSTRAP_BUSYBOX, .name = "sandbench-test/boot:1",
+					   .busybox = "/nonexistent-sandbench-busybox" };
+	struct sb_blob_writer *w;
+	char out[SB_IMAGE_REF_MAX], *data;
+	size_t len;
+	FAILS(SB_ERR_INVALID, sb_image_ref_parse(&ref, "Bad Ref", E));
+	FAILS(SB_ERR_INVALID, sb_image_canonical_ref(out, "Bad Ref", E));
+	FAILS(SB_ERR_FORMAT, sb_image_manifest_parse(&man, "{", 1, "test", E));
+	FAILS(SB_ERR_FORMAT, sb_image_config_parse(&cfg, "[]", 2, "test", E));
+	FAILS(SB_ERR_NOTFOUND, sb_image_resolve(&img, f.root, "sandbench-test/absent:1", E));
+	FAILS(SB_ERR_NOTFOUND, sb_image_inspect(&img, f.root, "sandbench-test/absent:1", E));
+	FAILS(SB_ERR_NOTFOUND, sb_image_remove(&removal, f.root, "sandbench-test/absent:1", 0, E));
+	FAILS(SB_ERR_NOTFOUND, sb_image_install(f.root, "sandbench-test/absent:1", zero, NULL, E));
+	FAILS(SB_ERR_NOTFOUND, sb_image_install_from(f.root, NULL, zero, "test", NULL, E));
+	FAILS_ALIKE(rc, sb_image_import(&imported, f.root, "/nonexistent-sandbench-image.tar", NULL, E));
+	FAILS_ALIKE(rc, sb_image_bootstrap(&boot, f.root, &bopts, E));
+	/* a layer entry that leaves the root: refused inside the unpacker, which adds context */
+	char *evil = sb_strdupf("%s/evil.tar", f.dir);
+	cr_assert_eq(tu_sh("python3 -c 'import io,tarfile,sys; t=tarfile.open(sys.argv[1],\"w\"); "
+			   "i=tarfile.TarInfo(\"../escape\"); i.size=1; t.addfile(i, io.BytesIO(b\"x\")); t.close()' %s",
+			   evil), 0);
+	FAILS(SB_ERR_UNSAFE, sb_image_import(&imported, f.root, evil, &evil_opts, E));
+	free(evil);
+	FAILS(SB_ERR_NOTFOUND, sb_blob_get(&data, &len, f.root, zero, 1 << 20, E));
+	FAILS(SB_ERR_FORMAT, sb_blob_writer_open(&w, f.root, "sha256:short", E));
+	cr_assert_eq(sb_blob_writer_open(&w, f.root, zero, NULL), 0);
+	cr_assert_eq(sb_blob_writer_write(w, "x", 1, NULL), 0);
+	cr_assert_eq(sb_blob_writer_commit(digest, w, NULL), SB_ERR_DIGEST);
+	sb_blob_writer_free(w);
+
+	/* registry.h: a malformed reference, a CA file that is not there, a registry
+	 * that refuses connections */
+	struct sb_registry_opts ropts = { .insecure = 1 }, no_ca = { .ca_file = "/nonexistent-sandbench-ca.pem" };
+	FAILS(SB_ERR_INVALID, sb_registry_fetch(digest, NULL, f.root, "Bad Ref", &ropts, E));
+	FAILS(SB_ERR_INVALID, sb_registry_pull(digest, NULL, f.root, "Bad Ref", &ropts, E));
+	FAILS_ALIKE(rc, sb_registry_pull(digest, NULL, f.root, "127.0.0.1:1/absent:1", &no_ca, E));
+	FAILS(SB_ERR_NETWORK, sb_registry_pull(digest, NULL, f.root, "127.0.0.1:1/absent:1", &ropts, E));
+
+	/* a root whose sandboxes and image references cannot be read */
+	char *sandboxes = sb_strdupf("%s/sandboxes", f.dir), *refs = sb_strdupf("%s/images/refs.json", f.dir);
+	char *moved = sb_strdupf("%s/sandboxes.away", f.dir);
+	cr_assert_eq(rename(sandboxes, moved), 0);
+	cr_assert_eq(sb_fs_write_atomic(sandboxes, "", 0, 0644, NULL), 0);
+	cr_assert_eq(sb_fs_write_atomic(refs, "{", 1, 0644, NULL), 0);
+	struct sb_sandbox_info *list;
+	struct sb_reap_item *reaped;
+	struct sb_image_info *images;
+	struct sb_image_prune_report pruned;
+	size_t n;
+	FAILS_ALIKE(rc, sb_sandbox_list(&list, &n, f.root, E));
+	FAILS_ALIKE(rc, sb_sandbox_reap(&reaped, &n, f.root, 0, E));
+	FAILS_ALIKE(rc, sb_image_list(&images, &n, f.root, E));
+	FAILS_ALIKE(rc, sb_image_prune(&pruned, f.root, E));
+	cr_assert_eq(unlink(sandboxes), 0);
+	cr_assert_eq(rename(moved, sandboxes), 0);
+	free(sandboxes), free(refs), free(moved);
+}
+
+/* The state a failed transition leaves names its cause even when the caller
+ * passed no error struct. */
+static void assert_box(enum sb_sandbox_state state, const char *reason1, const char *reason2)
+{
+	struct sb_sandbox_info info;
+
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), 0);
+	cr_assert_eq(info.rec.state, state, "%s", sb_sandbox_state_name(info.rec.state));
+	cr_assert(strstr(info.rec.reason, reason1) && strstr(info.rec.reason, reason2), "%s", info.rec.reason);
+	sb_sandbox_info_clear(&info);
+}
+
+Test(faults, failed_transitions_without_an_error_struct_keep_their_reason)
+{
+	struct sb_sandbox_spec spec = { .name = "box", .image = SBF_IMAGE };
+
+	inject("create", "exit");
+	cr_assert_lt(sb_sandbox_create(NULL, f.root, &spec, NULL), 0);
+	inject("create", NULL);
+	char *dir = sb_strdupf("%s/sandboxes/box", f.dir);
+	struct stat st;
+	cr_assert_neq(stat(dir, &st), 0, "the failed create was rolled back");
+	free(dir);
+
+	cr_assert_eq(sb_sandbox_create(NULL, f.root, &spec, NULL), 0);
+	cr_assert_eq(sb_sandbox_create(NULL, f.root, &spec, NULL), SB_ERR_EXISTS);
+	inject("delete", "exit");
+	cr_assert_lt(sb_sandbox_stop(f.root, "box", NULL, NULL), 0);
+	assert_box(SB_STATE_BROKEN, "stop failed after the checkpoint", "injected failure of delete");
+	inject("delete", NULL);
+	cr_assert_eq(sb_sandbox_remove(f.root, "box", SB_REMOVE_FORCE, NULL), 0);
+
+	cr_assert_eq(sb_sandbox_create(NULL, f.root, &spec, NULL), 0);
+	cr_assert_eq(sb_sandbox_stop(f.root, "box", NULL, NULL), 0);
+	inject("restore", "exit");
+	inject("create", "exit");
+	cr_assert_lt(sb_sandbox_restore(f.root, "box", NULL), 0);
+	assert_box(SB_STATE_STOPPED, "restore failed", "injected failure of create");
+	inject("restore", NULL);
+	inject("create", NULL);
+	cr_assert_eq(sb_sandbox_restore(f.root, "box", NULL), 0);
+
+	inject("delete", "exit");
+	cr_assert_lt(sb_sandbox_remove(f.root, "box", 0, NULL), 0);
+	assert_box(SB_STATE_BROKEN, "remove failed", "injected failure of delete");
+	inject("delete", NULL);
 }

@@ -195,8 +195,10 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 	if (n != (ssize_t)sizeof(result)) {
 		char *text = NULL;
 		sb_fs_read_file(&text, NULL, c->paths->log, 1 << 16, NULL);
-		return sb_error_set(err, SB_ERR_RUNTIME, _("the runsc keeper of sandbox '%s' died: %s"), c->sb->rec->name,
-				    text ? text : "");
+		sb_error_set(err, SB_ERR_RUNTIME, _("the runsc keeper of sandbox '%s' died: %s"), c->sb->rec->name,
+			     text ? text : "");
+		free(text);
+		return SB_ERR_RUNTIME;
 	}
 	if (result.rc < 0) {
 		waitpid(pid, NULL, 0);
@@ -226,7 +228,8 @@ int sb_runsc_boot(struct sb_runsc *rs, struct sb_root *root, const struct sb_bac
 		rc = write_spec(sb, p.bundle, err);
 	if (rc < 0) {
 		paths_clear(&p);
-		return sb_error_wrap(err, _("cannot prepare sandbox '%s'"), name);
+		sb_error_wrap(err, _("cannot prepare sandbox '%s'"), name);
+		return rc;
 	}
 	unlink(p.pid_file);
 	int logfd = open(p.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -242,7 +245,8 @@ int sb_runsc_boot(struct sb_runsc *rs, struct sb_root *root, const struct sb_bac
 		struct sb_runsc_call del = sb_runsc_call_for(sb, SB_RUNSC_DELETE);
 		del.force = 1;
 		sb_runsc_run(NULL, rs, &del, &ignored);
-		return sb_error_wrap(err, _("cannot start sandbox '%s'"), name);
+		sb_error_wrap(err, _("cannot start sandbox '%s'"), name);
+		return rc;
 	}
 	return 0;
 }

@@ -82,21 +82,17 @@ int sb_netstack_pre_exec(void *arg)
 }
 
 /* Identity of the runsc binary and the kernel: a new one of either is probed again. */
-static json_t *host_identity(const char *runsc, struct sb_error *err)
+static int host_identity(json_t **out, const char *runsc, struct sb_error *err)
 {
 	struct utsname u;
 	struct stat st;
 
-	if (stat(runsc, &st) < 0) {
-		sb_error_errno(err, SB_ERR_PREREQ, errno, _("cannot stat runsc '%s'"), runsc);
-		return NULL;
-	}
+	if (stat(runsc, &st) < 0)
+		return sb_error_errno(err, SB_ERR_PREREQ, errno, _("cannot stat runsc '%s'"), runsc);
 	uname(&u);
-	json_t *id = json_pack("{s:s, s:I, s:I, s:I, s:s}", "runsc", runsc, "size", (json_int_t)st.st_size,
-			       "mtime", (json_int_t)st.st_mtime, "inode", (json_int_t)st.st_ino, "kernel", u.release);
-	if (!id)
-		sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	return id;
+	*out = json_pack("{s:s, s:I, s:I, s:I, s:s}", "runsc", runsc, "size", (json_int_t)st.st_size,
+			 "mtime", (json_int_t)st.st_mtime, "inode", (json_int_t)st.st_ino, "kernel", u.release);
+	return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }
 
 struct probe {
@@ -216,7 +212,9 @@ static int probe(int *needed, struct sb_root *root, const char *runsc, struct sb
 					  _("runsc refuses its own network stack here even with the /proc/sys workaround"));
 	}
 	probe_cleanup(&p);
-	return rc < 0 ? sb_error_wrap(err, _("cannot find out how runsc runs with network")) : 0;
+	if (rc < 0)
+		sb_error_wrap(err, _("cannot find out how runsc runs with network"));
+	return rc;
 }
 
 /* 1 and *needed when cache holds the answer for this host identity. */
@@ -271,9 +269,9 @@ int sb_netstack_needed(int *needed, struct sb_root *root, struct sb_error *err)
 	*needed = 0;
 	if ((rc = sb_runsc_locate(&runsc, err)) < 0)
 		return rc;
-	if (!(id = host_identity(runsc, err))) {
+	if ((rc = host_identity(&id, runsc, err)) < 0) {
 		free(runsc);
-		return err ? err->code : SB_ERR_PREREQ;
+		return rc;
 	}
 	if (!(cache = sb_root_file(root, "network/netstack.json")))
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
