@@ -3,6 +3,7 @@
 #ifndef SB_TESTUTIL_H
 #define SB_TESTUTIL_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 /* A fresh directory under /var/tmp (not tmpfs: overlayfs and runsc need a real fs). */
@@ -26,6 +27,18 @@ int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, capturing stdout (malloc'd, trailing newline stripped). */
 char *tu_sh_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tu_run_free(struct tu_run *r);
+
+/* Makes jansson's nth allocation from now on fail (n >= 1), that one only,
+ * as running out of memory for a moment would (in json_load* the next one
+ * after it); 0 lifts it. tu_json_fail_hit says whether that allocation came. */
+void tu_json_fail_nth(long n);
+int tu_json_fail_hit(void);
+/* Calls build(arg) with jansson's 1st, 2nd, ... allocation failing in turn,
+ * until a call makes fewer allocations. Every result must be NULL or equal to
+ * want: a document that lost a part when one allocation failed is the bug this
+ * finds. Returns the number of allocations a build makes, or -n when the
+ * failure of the nth one gave a partial document. */
+long tu_json_whole_or_nothing(json_t *(*build)(const void *arg), const void *arg, const json_t *want);
 
 /* Polls cond(arg) every few ms until it is true or timeout_ms passes; returns its last value. */
 int tu_wait_for(int (*cond)(void *arg), void *arg, int timeout_ms);

@@ -39,3 +39,20 @@ int sb_json_save(const char *path, const json_t *doc, struct sb_error *err)
 	free(text);
 	return rc;
 }
+
+json_t *sb_json_append(json_t *array, json_t *value)
+{
+	/* it releases value on every failure, a NULL array included */
+	if (json_array_append_new(array, value) == 0)
+		return array;
+	json_decref(array);
+	return NULL;
+}
+
+json_t *sb_json_set(json_t *object, const char *key, json_t *value)
+{
+	if (json_object_set_new(object, key, value) == 0)
+		return object;
+	json_decref(object);
+	return NULL;
+}

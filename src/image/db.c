@@ -96,7 +96,7 @@ json_t *sb_image_db_refs_of(json_t *db, const char *digest)
 
 	json_object_foreach(sb_image_db_refs(db), ref, v)
 		if (json_is_string(v) && !strcmp(json_string_value(v), digest))
-			json_array_append_new(arr, json_string(ref));
+			arr = sb_json_append(arr, json_string(ref));
 	sort_strings(arr);
 	return arr;
 }
@@ -163,7 +163,8 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 	memset(out, 0, sizeof(*out));
 	if (!meta || !refs) {
 		json_decref(refs);
-		return sb_error_set(err, SB_ERR_NOTFOUND, _("no image %s"), digest);
+		return meta ? sb_error_set(err, SB_ERR_NOMEM, _("out of memory"))
+			    : sb_error_set(err, SB_ERR_NOTFOUND, _("no image %s"), digest);
 	}
 	if (!ref && json_array_size(refs))
 		ref = json_string_value(json_array_get(refs, 0));
@@ -188,24 +189,29 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 	return 0;
 }
 
-/* Adds name to users[digest] when the record names an image digest. */
-static void add_user(json_t *users, struct sb_root *root, const char *name)
+/* Adds name to users[digest] when the record names an image digest; a record
+ * that cannot be read names none. SB_ERR_NOMEM when out of memory: a user left
+ * out would let its image go. */
+static int add_user(json_t *users, struct sb_root *root, const char *name)
 {
 	char *path = sb_root_record_file(root, name);
 	json_t *rec = NULL, *list;
 	const char *digest;
+	int rc = path ? sb_json_load(&rec, path, RECORD_MAX, NULL) : SB_ERR_NOMEM;
 
-	if (path && sb_json_load(&rec, path, RECORD_MAX, NULL) == 0) {
+	if (rc == 0) {
 		digest = json_string_value(json_object_get(json_object_get(rec, "image"), "digest"));
 		if (digest && sb_digest_valid(digest)) {
 			list = json_object_get(users, digest);
-			if (!list)
-				json_object_set_new(users, digest, list = json_array());
-			json_array_append_new(list, json_string(name));
+			/* a failed set releases the new list: never append to it then */
+			if ((!list && json_object_set_new(users, digest, list = json_array()) < 0) ||
+			    json_array_append_new(list, json_string(name)) < 0)
+				rc = SB_ERR_NOMEM;
 		}
 	}
 	json_decref(rec);
 	free(path);
+	return rc == SB_ERR_NOMEM ? rc : 0;
 }
 
 int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err)
@@ -214,6 +220,7 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err)
 	json_t *users = json_object(), *list;
 	const char *digest;
 	struct dirent *de;
+	int rc = 0;
 	DIR *d;
 
 	*out = NULL;
@@ -224,17 +231,21 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err)
 	}
 	d = opendir(dir);
 	if (!d && errno != ENOENT) {
-		int rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), dir);
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), dir);
 		free(dir);
 		json_decref(users);
 		return rc;
 	}
-	while (d && (de = readdir(d)) != NULL)
+	while (rc == 0 && d && (de = readdir(d)) != NULL)
 		if (de->d_name[0] != '.')
-			add_user(users, root, de->d_name);
+			rc = add_user(users, root, de->d_name);
 	if (d)
 		closedir(d);
 	free(dir);
+	if (rc < 0) {
+		json_decref(users);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
 	json_object_foreach(users, digest, list)
 		sort_strings(list);
 	*out = users;

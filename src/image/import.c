@@ -13,6 +13,7 @@
 #include "image/blob_store.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "image/import.h"
 #include "image/manifest.h"
 #include "image/ref.h"
@@ -395,8 +396,9 @@ static int import_docker(char digest[SB_DIGEST_STR_LEN], struct import *im, stru
 		const char *path = json_string_value(json_array_get(layers_in, i));
 		if (!path)
 			rc = sb_error_set(err, SB_ERR_FORMAT, _("manifest.json of '%s' has a bad layer entry"), im->path);
-		else if ((rc = sb_image_source_blob(layer, &size, im->src, path, NULL, err)) == 0)
-			json_array_append_new(layers, layer_descriptor(im->root, layer, size));
+		else if ((rc = sb_image_source_blob(layer, &size, im->src, path, NULL, err)) == 0 &&
+			 !(layers = sb_json_append(layers, layer_descriptor(im->root, layer, size))))
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
 	if (rc == 0)
 		rc = put_manifest(digest, im->root, config, config_size, json_incref(layers), err);

@@ -16,6 +16,7 @@
 #include "image/blob_store.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "internal.h"
 #include "image/manifest.h"
 #include "image/store.h"
@@ -82,8 +83,8 @@ int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, uns
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			/* an install in progress: its blobs must stay */
-			if (live)
-				json_object_set_new(live, digest, json_true());
+			if (live && json_object_set_new(live, digest, json_true()) < 0)
+				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 			close(fd);
 			continue;
 		}
@@ -272,8 +273,8 @@ static json_t *image_meta(const struct image_doc *doc, const char *source, unsig
 	for (size_t i = 0; i < doc->manifest.n_layers; i++) {
 		const struct sb_descriptor *l = &doc->manifest.layers[i];
 		content += l->size;
-		json_array_append_new(layers, json_pack("{s:s, s:s, s:I}", "digest", l->digest, "mediaType",
-							l->media_type, "size", (json_int_t)l->size));
+		layers = sb_json_append(layers, json_pack("{s:s, s:s, s:I}", "digest", l->digest, "mediaType",
+							  l->media_type, "size", (json_int_t)l->size));
 	}
 	now_rfc3339(installed, sizeof(installed));
 	snprintf(platform, sizeof(platform), "%s/%s%s%s", doc->config.os, doc->config.arch,

@@ -15,40 +15,48 @@
 #include "image/store.h"
 #include "base/log.h"
 
-static void keep(json_t *set, const char *digest)
+/* A blob the sweep must spare; out of memory is an error, or it would go. */
+static int keep(json_t *set, const char *digest, struct sb_error *err)
 {
-	if (digest)
-		json_object_set_new(set, digest, json_true());
+	if (digest && json_object_set_new(set, digest, json_true()) < 0)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	return 0;
 }
 
-/* Blobs of an install in progress: its manifest, config and layers. */
-static void keep_manifest(json_t *set, struct sb_root *root, const char *digest)
+/* Blobs of an install in progress: its manifest, config and layers (those of
+ * a manifest not stored yet, or not a manifest, are not there to keep). */
+static int keep_manifest(json_t *set, struct sb_root *root, const char *digest, struct sb_error *err)
 {
 	struct sb_image_manifest m;
 	size_t len;
 	char *text;
+	int rc;
 
-	keep(set, digest);
-	if (sb_blob_get(&text, &len, root, digest, SB_MANIFEST_MAX, NULL) < 0)
-		return;
-	if (sb_image_manifest_parse(&m, text, len, digest, NULL) == 0) {
-		keep(set, m.config.digest);
-		for (size_t i = 0; i < m.n_layers; i++)
-			keep(set, m.layers[i].digest);
-		sb_image_manifest_clear(&m);
-	}
+	if ((rc = keep(set, digest, err)) < 0)
+		return rc;
+	if ((rc = sb_blob_get(&text, &len, root, digest, SB_MANIFEST_MAX, NULL)) < 0)
+		return rc == SB_ERR_NOMEM ? sb_error_set(err, rc, _("out of memory")) : 0;
+	rc = sb_image_manifest_parse(&m, text, len, digest, NULL);
 	free(text);
+	if (rc < 0)
+		return rc == SB_ERR_NOMEM ? sb_error_set(err, rc, _("out of memory")) : 0;
+	rc = keep(set, m.config.digest, err);
+	for (size_t i = 0; rc == 0 && i < m.n_layers; i++)
+		rc = keep(set, m.layers[i].digest, err);
+	sb_image_manifest_clear(&m);
+	return rc;
 }
 
 /* Images with no reference and no sandbox: dropped from the index (saved by the caller). */
-static void drop_dangling(struct sb_image_prune_report *rep, json_t *db, json_t *users)
+static int drop_dangling(struct sb_image_prune_report *rep, json_t *db, json_t *users, struct sb_error *err)
 {
 	json_t *images = sb_image_db_images(db), *v, *refs;
 	const char *digest;
 	void *tmp;
 
 	json_object_foreach_safe(images, tmp, digest, v) {
-		refs = sb_image_db_refs_of(db, digest);
+		if (!(refs = sb_image_db_refs_of(db, digest)))
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		if (json_array_size(refs) == 0 && json_array_size(json_object_get(users, digest)) == 0) {
 			sb_log("image: pruning unreferenced image %s", digest);
 			json_object_del(images, digest);
@@ -56,6 +64,7 @@ static void drop_dangling(struct sb_image_prune_report *rep, json_t *db, json_t 
 		}
 		json_decref(refs);
 	}
+	return 0;
 }
 
 /* Removes every entry of ROOT/rel whose "sha256:<name>" is not in set (all of
@@ -116,19 +125,23 @@ static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root,
 	}
 	if ((rc = sb_image_db_users(&users, root, err)) < 0)
 		goto out;
-	drop_dangling(rep, db, users);
+	if ((rc = drop_dangling(rep, db, users, err)) < 0)
+		goto out;
 	if (rep->images && (rc = sb_image_db_save(root, db, err)) < 0)
 		goto out;
 	if ((rc = sb_image_temp_sweep(root, live, &rep->rootfs, &rep->bytes, err)) < 0)
 		goto out;
 	json_object_foreach(live, digest, v)
-		keep_manifest(blobs, root, digest);
+		if ((rc = keep_manifest(blobs, root, digest, err)) < 0)
+			goto out;
 	json_object_foreach(sb_image_db_images(db), digest, v) {
-		keep(blobs, digest);
-		keep(blobs, json_string_value(json_object_get(v, "config")));
 		layers = json_object_get(v, "layers");
+		if ((rc = keep(blobs, digest, err)) < 0 ||
+		    (rc = keep(blobs, json_string_value(json_object_get(v, "config")), err)) < 0)
+			goto out;
 		for (size_t i = 0; i < json_array_size(layers); i++)
-			keep(blobs, json_string_value(json_object_get(json_array_get(layers, i), "digest")));
+			if ((rc = keep(blobs, json_string_value(json_object_get(json_array_get(layers, i), "digest")), err)) < 0)
+				goto out;
 	}
 	if ((rc = sweep_dir(&rep->rootfs, &rep->bytes, root, "images/rootfs", sb_image_db_images(db), err)) < 0 ||
 	    (rc = sweep_dir(&rep->blobs, &rep->bytes, root, "images/blobs/sha256", blobs, err)) < 0 ||

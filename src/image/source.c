@@ -207,6 +207,16 @@ static int store_entry(char digest[SB_DIGEST_STR_LEN], struct sb_image_source *s
 	return rc;
 }
 
+/* Indexes an entry: name -> value (taken over). Entry names and meta texts are
+ * bytes to the index, looked up and parsed later but never dumped, so jansson
+ * need not check that they are UTF-8, and only memory can run out here. */
+static int index_put(json_t *index, const char *name, json_t *value, struct sb_error *err)
+{
+	if (json_object_set_new_nocheck(index, name, value) < 0)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	return 0;
+}
+
 static int read_meta_entry(struct sb_image_source *src, struct archive *a, const char *name, la_int64_t size,
 			   struct sb_error *err)
 {
@@ -223,9 +233,9 @@ static int read_meta_entry(struct sb_image_source *src, struct archive *a, const
 		return n < 0 ? archive_fail(a, src->path, err)
 			     : sb_error_set(err, SB_ERR_FORMAT, _("'%s' in '%s' is truncated"), name, src->path);
 	}
-	json_object_set_new(src->meta, name, json_stringn(text, (size_t)size));
+	int rc = index_put(src->meta, name, json_stringn_nocheck(text, (size_t)size), err);
 	free(text);
-	return 0;
+	return rc;
 }
 
 /* "blobs/sha256/<hex>" names its own digest. */
@@ -255,23 +265,19 @@ static int ingest_entry(struct sb_image_source *src, struct archive *a, struct a
 		if (!t)
 			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		normalize(t);
-		json_object_set_new(src->links, name, json_string(t));
+		int rc = index_put(src->links, name, json_string_nocheck(t), err);
 		free(t);
-		return 0;
+		return rc;
 	}
 	if (archive_entry_filetype(e) != AE_IFREG)
 		return 0;
 	if (is_meta(name))
 		return read_meta_entry(src, a, name, archive_entry_size(e), err);
 	named = named_digest(expected, name);
-	if (named && sb_blob_exists(src->root, expected)) {
-		json_object_set_new(src->files, name, json_string(expected));
-		return 0;
-	}
+	if (named && sb_blob_exists(src->root, expected))
+		return index_put(src->files, name, json_string(expected), err);
 	int rc = store_entry(digest, src, a, name, named ? expected : NULL, total, err);
-	if (rc == 0)
-		json_object_set_new(src->files, name, json_string(digest));
-	return rc;
+	return rc < 0 ? rc : index_put(src->files, name, json_string(digest), err);
 }
 
 static int ingest_archive(struct sb_image_source *src, struct sb_error *err)

@@ -32,6 +32,7 @@ struct gc {
 	size_t n_containers;
 	json_t *known_ids;           /* ids that records account for: {id: true} */
 	json_t *recordless;          /* sandbox directories without a record: [name] */
+	int incomplete;              /* out of memory for those: sweeping would remove what records hold */
 };
 
 static struct sb_gc_item *add_item(struct gc *g, const char *kind, const char *name, const char *action)
@@ -166,7 +167,7 @@ static void reconcile_record(struct gc *g, struct sb_box *b)
 	const char *status = container_status(g, b->rec.id);
 	struct sb_error e;
 
-	json_object_set_new(g->known_ids, b->rec.id, json_true());
+	g->incomplete |= json_object_set_new(g->known_ids, b->rec.id, json_true()) < 0;
 	switch (b->rec.state) {
 	case SB_STATE_RUNNING:
 		if (!status || strcmp(status, "running") != 0)
@@ -219,7 +220,7 @@ static int scan_sandboxes(struct gc *g, struct sb_error *err)
 		}
 		int rc = sb_record_load(&b.rec, g->root, de->d_name, &e);
 		if (rc == SB_ERR_NOTFOUND) {
-			json_array_append_new(g->recordless, json_string(de->d_name));
+			g->incomplete |= json_array_append_new(g->recordless, json_string(de->d_name)) < 0;
 		} else if (rc < 0) {
 			struct sb_gc_item *it = add_item(g, "sandbox", de->d_name, N_("left alone: unreadable record (rm --force removes it)"));
 			if (it)
@@ -296,6 +297,10 @@ int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsign
 		goto out;
 	if ((rc = scan_sandboxes(&g, err)) < 0)
 		goto out;
+	if (g.incomplete) {
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		goto out;
+	}
 	sweep_containers(&g);
 	sweep_recordless(&g);
 	sweep_network(&g);

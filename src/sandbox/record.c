@@ -49,38 +49,21 @@ int sb_sandbox_state_parse(const char *s) { return parse_name(state_names, NAMES
 int sb_expiry_action_parse(const char *s) { return parse_name(expiry_names, NAMES(expiry_names), s); }
 int sb_mount_mode_parse(const char *s) { return parse_name(mode_names, NAMES(mode_names), s); }
 
-/* Steals value into obj; 0, or -1 when either is missing (allocation failed). */
-static int put(json_t *obj, const char *key, json_t *value)
-{
-	return obj && value ? json_object_set_new(obj, key, value) : (json_decref(value), -1);
-}
-
-static int append(json_t *arr, json_t *value)
-{
-	return arr && value ? json_array_append_new(arr, value) : (json_decref(value), -1);
-}
-
 /* A record that cannot be written whole is not written: a mount or a limit
  * silently missing would give the sandbox more than it was created with. */
 json_t *sb_record_to_json(const struct sb_record *r)
 {
 	json_t *mounts = json_array(), *labels = json_object();
-	int bad = !mounts || !labels;
 
-	for (size_t i = 0; i < r->n_mounts && !bad; i++) {
+	for (size_t i = 0; i < r->n_mounts; i++) {
 		const struct sb_sandbox_mount *m = &r->mounts[i];
-		bad = append(mounts, json_pack("{s:s, s:s, s:s, s:I, s:I}", "host", m->host, "path", m->path, "mode",
-					       sb_mount_mode_name(m->mode), "dev", (json_int_t)m->dev, "ino",
-					       (json_int_t)m->ino)) < 0;
+		mounts = sb_json_append(mounts, json_pack("{s:s, s:s, s:s, s:I, s:I}", "host", m->host, "path", m->path,
+							  "mode", sb_mount_mode_name(m->mode), "dev", (json_int_t)m->dev,
+							  "ino", (json_int_t)m->ino));
 	}
-	for (size_t i = 0; i < r->n_labels && !bad; i++)
-		bad = put(labels, r->labels[i].key, json_string(r->labels[i].value)) < 0;
-	if (bad) {
-		json_decref(mounts);
-		json_decref(labels);
-		return NULL;
-	}
-	/* "o" steals mounts and labels even when the pack fails */
+	for (size_t i = 0; i < r->n_labels; i++)
+		labels = sb_json_set(labels, r->labels[i].key, json_string(r->labels[i].value));
+	/* "o" steals mounts and labels even when the pack fails, and fails on NULL */
 	json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:f},"
 				" s:s, s:o, s:s, s:s, s:I, s:{s:s, s:s}}",
 				"schema", SB_RECORD_SCHEMA, "backend", r->backend[0] ? r->backend : "runsc",

@@ -92,7 +92,8 @@ struct sb_record {
 int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name, struct sb_error *err);
 /* Writes the record atomically (temp file, fsync, rename). */
 int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_error *err);
-/* JSON form (the on-disk schema); new reference. */
+/* JSON form (the on-disk schema); new reference, NULL when it cannot be built
+ * whole (out of memory, text that is not UTF-8). */
 json_t *sb_record_to_json(const struct sb_record *rec);
 int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_error *err);
 /* Sets state, reason and state_changed (now), then saves. */

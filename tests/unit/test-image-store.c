@@ -462,6 +462,44 @@ Test(image_store, prune_keeps_untagged_image_in_use)
 	sb_image_info_clear(&info);
 }
 
+/* Running out of memory at any of jansson's allocations in prune (each fails
+ * in turn) never costs an image a sandbox uses, nor its blobs. */
+Test(image_store, prune_short_of_memory_keeps_what_is_in_use)
+{
+	struct sb_image_import_result res;
+	struct sb_image_prune_report rep;
+	struct sb_image_info info;
+	char blobs[3][SB_DIGEST_STR_LEN], orphan[SB_DIGEST_STR_LEN];
+	long n;
+
+	import_ok(&res, "busybox", NULL);
+	fixture_digest(blobs[0], "BUSYBOX_MANIFEST");
+	fixture_digest(blobs[1], "BUSYBOX_CONFIG");
+	fixture_digest(blobs[2], "BUSYBOX_LAYER");
+	write_record("user", res.digest);
+	/* untagged: only the sandbox keeps it */
+	cr_assert_eq(tu_sh("sed -i 's|\"docker.io/library/busybox:latest\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
+			   sb_root_path(root)),
+		     0);
+	for (n = 1;; n++) {
+		cr_assert_eq(sb_blob_put(orphan, root, "orphan", 6, NULL), 0);
+		tu_json_fail_nth(n);
+		int rc = sb_image_prune(&rep, root, NULL);
+		int hit = tu_json_fail_hit();
+		tu_json_fail_nth(0);
+		cr_assert(rc == 0 || hit, "prune fails only for want of memory");
+		cr_assert_eq(sb_image_resolve(&info, root, res.digest, NULL), 0, "allocation %ld failing dropped the image", n);
+		cr_assert_eq(access(info.rootfs, F_OK), 0);
+		sb_image_info_clear(&info);
+		for (int i = 0; i < 3; i++)
+			cr_assert(sb_blob_exists(root, blobs[i]), "allocation %ld failing removed blob %d", n, i);
+		if (!hit)
+			break;
+	}
+	cr_assert_gt(n, 20);
+	cr_assert_not(sb_blob_exists(root, orphan), "a prune that went through removed the orphan");
+}
+
 Test(image_store, failed_install_leaves_nothing_and_refs_unchanged)
 {
 	struct sb_image_import_result res;

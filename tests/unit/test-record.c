@@ -95,6 +95,30 @@ Test(record, round_trip_keeps_every_field)
 	sb_record_clear(&back);
 }
 
+static json_t *build_record(const void *arg)
+{
+	return sb_record_to_json(arg);
+}
+
+/* A record that cannot be built whole is not built: each of jansson's
+ * allocations fails in turn, and no mount, label or limit goes missing. */
+Test(record, json_is_whole_or_nothing_when_memory_runs_out)
+{
+	struct sb_sandbox_mount mounts[] = { { "/srv/a", "/a", SB_MOUNT_RO }, { "/srv/b", "/b", SB_MOUNT_RW } };
+	struct sb_sandbox_label labels[] = { { "team", "search" }, { "tier", "dev" } };
+	struct sb_record rec = {
+		.name = "box", .id = "sb-0123456789abcdef", .image_ref = "busybox", .mounts = mounts, .n_mounts = 2,
+		.memory = 1ULL << 30, .cpus = 2, .owner = "me", .labels = labels, .n_labels = 2, .reason = "created",
+	};
+	json_t *want = sb_record_to_json(&rec);
+
+	cr_assert_eq(json_array_size(json_object_get(want, "mounts")), 2);
+	cr_assert_eq(json_object_size(json_object_get(want, "labels")), 2);
+	long n = tu_json_whole_or_nothing(build_record, &rec, want);
+	cr_assert_gt(n, 30, "failing allocation %ld gave a record that lacks a part", -n);
+	json_decref(want);
+}
+
 Test(record, missing_and_future_schema)
 {
 	struct sb_record rec;

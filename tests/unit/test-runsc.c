@@ -173,3 +173,43 @@ Test(runsc, missing_runsc_is_a_prerequisite_error)
 	cr_assert_eq(sb_runsc_open(&rs, root, &err), SB_ERR_PREREQ);
 	cr_assert_null(rs);
 }
+
+static json_t *build_spec(const void *arg)
+{
+	json_t *doc;
+
+	return sb_spec_build(&doc, arg, NULL) == 0 ? doc : NULL;
+}
+
+static json_t *build_shell_process(const void *arg)
+{
+	(void)arg;
+	return sb_spec_process((char *[]){ "/bin/sh", "-i", NULL }, NULL, NULL, 1, 24, 80);
+}
+
+/* A spec that cannot be built whole is an error, never a sandbox with fewer
+ * mounts or limits: each of jansson's allocations fails in turn. */
+Test(runsc, spec_is_whole_or_an_error_when_memory_runs_out)
+{
+	struct sb_sandbox_mount mounts[] = { { "/srv/a", "/a", SB_MOUNT_RO }, { "/srv/b", "/b", SB_MOUNT_RW } };
+	struct sb_record rec = { .name = "box", .mounts = mounts, .n_mounts = 2, .memory = 256ULL << 20, .cpus = 1.5 };
+	struct sb_spec_params p = { .rec = &rec, .rootfs = "/rootfs", .workspace = "/ws", .exchange = "/ex",
+				    .netns_path = "/run/netns/sb-x" };
+	struct sb_error err;
+	json_t *want;
+
+	cr_assert_eq(sb_spec_build(&want, &p, &err), 0, "%s", err.msg);
+	json_t *res = json_object_get(json_object_get(want, "linux"), "resources");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(res, "memory"), "limit")), 256LL << 20);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(res, "cpu"), "quota")), 150000);
+	cr_assert_eq(json_array_size(json_object_get(want, "mounts")), 6 + 2 + 2, "base, workspace, exchange, host");
+	long n = tu_json_whole_or_nothing(build_spec, &p, want);
+	cr_assert_gt(n, 100, "failing allocation %ld gave a spec that lacks a part", -n);
+	json_decref(want);
+
+	want = build_shell_process(NULL);
+	cr_assert_not_null(json_object_get(want, "consoleSize"));
+	n = tu_json_whole_or_nothing(build_shell_process, NULL, want);
+	cr_assert_gt(n, 20, "failing allocation %ld gave a process that lacks a part", -n);
+	json_decref(want);
+}

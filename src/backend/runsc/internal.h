@@ -98,9 +98,12 @@ struct sb_spec_params {
 };
 
 /* The process object of a spec or of `runsc exec --process`. env NULL: the
- * default environment; cwd NULL: /workspace. */
+ * default environment; cwd NULL: /workspace. NULL when a part of it cannot be
+ * built. */
 json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
 			unsigned short rows, unsigned short cols);
+/* SB_ERR_NOMEM when a part cannot be built: never a spec with a mount or a
+ * limit left out. */
 int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err);
 /* Builds and writes bundle_dir/config.json (rewritten before every boot). */
 int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct sb_error *err);

@@ -6,6 +6,7 @@
 
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "internal.h"
 
 #define CPU_PERIOD 100000
@@ -42,7 +43,7 @@ static json_t *str_array(const char *const *v)
 	json_t *a = json_array();
 
 	for (; v && *v; v++)
-		json_array_append_new(a, json_string(*v));
+		a = sb_json_append(a, json_string(*v));
 	return a;
 }
 
@@ -52,15 +53,15 @@ json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, in
 	json_t *capobj = json_object();
 
 	for (const char *const *s = cap_sets; *s; s++)
-		json_object_set_new(capobj, *s, str_array(caps));
+		capobj = sb_json_set(capobj, *s, str_array(caps));
 	json_t *p = json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:o, s:b, s:[{s:s, s:i, s:i}]}",
 			      "terminal", terminal, "user", "uid", 0, "gid", 0,
 			      "args", str_array((const char *const *)args),
 			      "env", str_array(env ? (const char *const *)env : default_env),
 			      "cwd", cwd ? cwd : "/workspace", "capabilities", capobj, "noNewPrivileges", 1,
 			      "rlimits", "type", "RLIMIT_NOFILE", "hard", 1048576, "soft", 1048576);
-	if (p && terminal && rows && cols)
-		json_object_set_new(p, "consoleSize", json_pack("{s:i, s:i}", "height", rows, "width", cols));
+	if (terminal && rows && cols)
+		p = sb_json_set(p, "consoleSize", json_pack("{s:i, s:i}", "height", rows, "width", cols));
 	return p;
 }
 
@@ -75,10 +76,10 @@ static json_t *resources(const struct sb_record *rec)
 	json_t *r = json_pack("{s:{s:I}}", "pids", "limit", (json_int_t)PIDS_LIMIT);
 
 	if (rec->memory)
-		json_object_set_new(r, "memory", json_pack("{s:I}", "limit", (json_int_t)rec->memory));
+		r = sb_json_set(r, "memory", json_pack("{s:I}", "limit", (json_int_t)rec->memory));
 	if (rec->cpus > 0)
-		json_object_set_new(r, "cpu", json_pack("{s:I, s:I}", "quota", (json_int_t)(rec->cpus * CPU_PERIOD),
-							 "period", (json_int_t)CPU_PERIOD));
+		r = sb_json_set(r, "cpu", json_pack("{s:I, s:I}", "quota", (json_int_t)(rec->cpus * CPU_PERIOD),
+						     "period", (json_int_t)CPU_PERIOD));
 	return r;
 }
 
@@ -91,25 +92,25 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 
 	*out = NULL;
 	for (size_t i = 0; i < sizeof(base_mounts) / sizeof(base_mounts[0]); i++)
-		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:o}", "destination", base_mounts[i].dest,
-							"type", base_mounts[i].type, "source", base_mounts[i].source,
-							"options", str_array(base_mounts[i].opts)));
-	json_array_append_new(mounts, bind(p->workspace, "/workspace", 0));
+		mounts = sb_json_append(mounts, json_pack("{s:s, s:s, s:s, s:o}", "destination", base_mounts[i].dest,
+							  "type", base_mounts[i].type, "source", base_mounts[i].source,
+							  "options", str_array(base_mounts[i].opts)));
+	mounts = sb_json_append(mounts, bind(p->workspace, "/workspace", 0));
 	if (p->exchange)
-		json_array_append_new(mounts, bind(p->exchange, "/exchange", 0));
+		mounts = sb_json_append(mounts, bind(p->exchange, "/exchange", 0));
 	for (size_t i = 0; i < p->rec->n_mounts; i++)
-		json_array_append_new(mounts, bind(p->rec->mounts[i].host, p->rec->mounts[i].path,
-						   p->rec->mounts[i].mode == SB_MOUNT_RO));
+		mounts = sb_json_append(mounts, bind(p->rec->mounts[i].host, p->rec->mounts[i].path,
+						     p->rec->mounts[i].mode == SB_MOUNT_RO));
 	/* last, so that no other mount hides them; never written into the guest's
 	 * tree, whose /etc the guest may have turned into a symlink */
 	if (p->hosts)
-		json_array_append_new(mounts, bind(p->hosts, "/etc/hosts", 1));
+		mounts = sb_json_append(mounts, bind(p->hosts, "/etc/hosts", 1));
 	if (p->resolv)
-		json_array_append_new(mounts, bind(p->resolv, "/etc/resolv.conf", 1));
+		mounts = sb_json_append(mounts, bind(p->resolv, "/etc/resolv.conf", 1));
 	for (const char *const *n = namespaces; *n; n++)
-		json_array_append_new(ns, json_pack("{s:s}", "type", *n));
-	json_array_append_new(ns, p->netns_path ? json_pack("{s:s, s:s}", "type", "network", "path", p->netns_path)
-						: json_pack("{s:s}", "type", "network"));
+		ns = sb_json_append(ns, json_pack("{s:s}", "type", *n));
+	ns = sb_json_append(ns, p->netns_path ? json_pack("{s:s, s:s}", "type", "network", "path", p->netns_path)
+					      : json_pack("{s:s}", "type", "network"));
 	json_t *doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:{s:o, s:o}}",
 				"ociVersion", "1.0.2",
 				"process", sb_spec_process(init_args, NULL, "/", 0, 0, 0),
