@@ -141,10 +141,17 @@ int sb_cli_parse_json(int *json, const char *group, const struct sb_cli_command 
 	return 0;
 }
 
-void sb_cli_print_json(json_t *doc)
+int sb_cli_print_json(json_t *doc)
 {
+	struct sb_error err;
+
+	if (!doc) {
+		sb_error_set(&err, SB_ERR_NOMEM, _("cannot build the JSON output: out of memory, or text that is not UTF-8"));
+		return sb_cli_fail(&err);
+	}
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(doc);
+	return SB_EXIT_OK;
 }
 

@@ -56,8 +56,10 @@ int sb_cli_usage_error(const char *group, const struct sb_cli_command *cmd, cons
  * the exit status of the usage error it printed. */
 int sb_cli_parse_json(int *json, const char *group, const struct sb_cli_command *cmd, int argc, char **argv,
 		      const char *operand_error);
-/* Prints a JSON document on stdout (and steals the reference). */
-void sb_cli_print_json(json_t *doc);
+/* Prints a JSON document on stdout (and steals the reference); returns
+ * SB_EXIT_OK. NULL, a document that could not be built whole, prints an error
+ * instead and returns its exit status: never a document with parts missing. */
+int sb_cli_print_json(json_t *doc);
 
 /* The commands. */
 extern const struct sb_cli_command sb_cmd_doctor;

@@ -7,6 +7,7 @@
 #include "cli_sandbox.h"
 #include "base/digest.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "sandbox/record.h"
 
 const char *sb_cli_onoff(int on)
@@ -18,13 +19,13 @@ json_t *sb_cli_sandbox_json(const struct sb_sandbox_info *info)
 {
 	json_t *doc = sb_record_to_json(&info->rec);
 
-	json_object_set_new(doc, "last_activity", json_integer(info->last_activity));
-	json_object_set_new(doc, "idle_seconds", json_integer(info->idle_seconds));
-	json_object_set_new(doc, "expires_in", info->expires_in < 0 ? json_null() : json_integer(info->expires_in));
-	json_object_set_new(doc, "checkpoint", json_boolean(info->has_checkpoint));
-	json_object_set_new(doc, "workspace", json_string(info->workspace));
+	doc = sb_json_set(doc, "last_activity", json_integer(info->last_activity));
+	doc = sb_json_set(doc, "idle_seconds", json_integer(info->idle_seconds));
+	doc = sb_json_set(doc, "expires_in", info->expires_in < 0 ? json_null() : json_integer(info->expires_in));
+	doc = sb_json_set(doc, "checkpoint", json_boolean(info->has_checkpoint));
+	doc = sb_json_set(doc, "workspace", json_string(info->workspace));
 	if (info->address[0])
-		json_object_set_new(doc, "address", json_string(info->address));
+		doc = sb_json_set(doc, "address", json_string(info->address));
 	return doc;
 }
 

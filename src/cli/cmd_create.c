@@ -69,7 +69,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_root *root;
 	struct sb_error err;
 	char *end;
-	int opt, rc;
+	int opt, rc, status = SB_EXIT_OK;
 
 	a.spec.mounts = a.mounts;
 	a.spec.labels = a.labels;
@@ -143,11 +143,11 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 	if (sb_sandbox_create(&info, root, &a.spec, &err) < 0)
 		return sb_cli_fail(&err);
 	if (a.json)
-		sb_cli_print_json(sb_cli_sandbox_json(&info));
+		status = sb_cli_print_json(sb_cli_sandbox_json(&info));
 	else
 		printf("%s\n", info.rec.name);
 	sb_sandbox_info_clear(&info);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_create = {

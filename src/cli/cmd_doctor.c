@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "sandbox/doctor.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 
 static const char *const status_names[] = {
 	[SB_CHECK_OK] = "ok",
@@ -44,11 +45,12 @@ static int doctor_run(struct sb_cli *cli, int argc, char **argv)
 		json_t *arr = json_array();
 		for (int i = 0; i < report.count; i++) {
 			const struct sb_check *c = &report.checks[i];
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s?}", "check", c->name, "status",
-							     status_names[c->status], "detail", c->detail,
-							     "fix", c->fix ? _(c->fix) : NULL));
+			arr = sb_json_append(arr, json_pack("{s:s, s:s, s:s, s:s?}", "check", c->name, "status",
+							    status_names[c->status], "detail", c->detail,
+							    "fix", c->fix ? _(c->fix) : NULL));
 		}
-		sb_cli_print_json(json_pack("{s:b, s:o}", "ok", report.failures == 0, "checks", arr));
+		if ((rc = sb_cli_print_json(json_pack("{s:b, s:o}", "ok", report.failures == 0, "checks", arr))) != SB_EXIT_OK)
+			return rc;
 	} else {
 		for (int i = 0; i < report.count; i++) {
 			const struct sb_check *c = &report.checks[i];

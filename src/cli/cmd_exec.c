@@ -84,15 +84,16 @@ static int exec_run(struct sb_cli *cli, int argc, char **argv)
 		return SB_EXIT_EXEC_FAILED;
 	if (sb_sandbox_exec(&res, root, name, &opts, &err) < 0)
 		return exec_fail(&err);
+	rc = res.exit_code;
 	if (json) {
-		sb_cli_print_json(json_pack("{s:i, s:s%, s:s%, s:I, s:b}", "exit_code", res.exit_code, "stdout", res.out,
-					    res.out_len, "stderr", res.errout, res.err_len, "duration_ms",
-					    (json_int_t)res.duration_ms, "timed_out", res.timed_out));
+		if (sb_cli_print_json(json_pack("{s:i, s:s%, s:s%, s:I, s:b}", "exit_code", res.exit_code, "stdout",
+						res.out, res.out_len, "stderr", res.errout, res.err_len, "duration_ms",
+						(json_int_t)res.duration_ms, "timed_out", res.timed_out)) != SB_EXIT_OK)
+			rc = SB_EXIT_EXEC_FAILED;
 	} else if (res.timed_out) {
 		fprintf(stderr, _("sandbench: the command in '%s' did not finish within %.0f s and was killed\n"), name,
 			opts.timeout_ms / 1000.0);
 	}
-	rc = res.exit_code;
 	sb_exec_result_clear(&res);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "sandbox/gc.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 
 static int gc_run(struct sb_cli *cli, int argc, char **argv)
 {
@@ -42,19 +43,19 @@ static int gc_run(struct sb_cli *cli, int argc, char **argv)
 		const struct sb_gc_item *it = &items[i];
 		if (it->rc < 0)
 			status = sb_cli_exit_code(it->rc);
-		if (arr)
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:b, s:s?}", "kind", it->kind, "name", it->name,
-							     "action", it->action, "ok", it->rc == 0, "detail",
-							     it->message[0] ? it->message : NULL));
+		if (json)
+			arr = sb_json_append(arr, json_pack("{s:s, s:s, s:s, s:b, s:s?}", "kind", it->kind, "name", it->name,
+							    "action", it->action, "ok", it->rc == 0, "detail",
+							    it->message[0] ? it->message : NULL));
 		else if (it->rc < 0)
 			fprintf(stderr, "sandbench: %s %s: %s\n", it->kind, it->name, it->message);
 		else
 			printf("%s%-9s %-24s %s%s%s\n", flags & SB_GC_DRY_RUN ? _("(dry run) ") : "", it->kind, it->name,
 			       _(it->action), it->message[0] ? ": " : "", it->message);
 	}
-	if (arr)
-		sb_cli_print_json(arr);
-	else if (n == 0)
+	if (json && (rc = sb_cli_print_json(arr)) != SB_EXIT_OK)
+		status = rc;
+	else if (!json && n == 0)
 		printf("%s\n", _("nothing to reconcile"));
 	free(items);
 	return status;

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cmd_image.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 
 static const struct sb_cli_command *const image_commands[] = {
 	&sb_cmd_image_bootstrap,
@@ -20,13 +21,13 @@ json_t *sb_cli_image_json(const struct sb_image_info *info)
 	json_t *layers = json_array(), *refs = json_array(), *used = json_array();
 
 	for (size_t i = 0; i < info->n_layers; i++)
-		json_array_append_new(layers, json_pack("{s:s, s:s?, s:I}", "digest", info->layers[i].digest,
-							"mediaType", info->layers[i].media_type, "size",
-							(json_int_t)info->layers[i].size));
+		layers = sb_json_append(layers, json_pack("{s:s, s:s?, s:I}", "digest", info->layers[i].digest,
+							  "mediaType", info->layers[i].media_type, "size",
+							  (json_int_t)info->layers[i].size));
 	for (size_t i = 0; i < info->n_refs; i++)
-		json_array_append_new(refs, json_string(info->refs[i]));
+		refs = sb_json_append(refs, json_string(info->refs[i]));
 	for (size_t i = 0; i < info->n_used_by; i++)
-		json_array_append_new(used, json_string(info->used_by[i]));
+		used = sb_json_append(used, json_string(info->used_by[i]));
 	return json_pack("{s:s?, s:s, s:o, s:s, s:s?, s:s?, s:s?, s:s?, s:I, s:I, s:s, s:o, s:o}", "reference",
 			 info->ref[0] ? info->ref : NULL, "digest", info->digest, "references", refs, "rootfs",
 			 info->rootfs, "platform", info->platform, "created", info->created, "installed",

@@ -76,12 +76,10 @@ static int bootstrap_run(struct sb_cli *cli, int argc, char **argv)
 	sb_cli_progress_end(&progress);
 	if (rc < 0)
 		return sb_cli_fail(&err);
-	if (json) {
-		sb_cli_print_json(json_pack("{s:s, s:s, s:s, s:s?}", "kind", kind_names[res.built], "reference",
-					    res.image.ref, "digest", res.image.digest, "fallback_reason",
-					    res.fallback_reason[0] ? res.fallback_reason : NULL));
-		return SB_EXIT_OK;
-	}
+	if (json)
+		return sb_cli_print_json(json_pack("{s:s, s:s, s:s, s:s?}", "kind", kind_names[res.built], "reference",
+						   res.image.ref, "digest", res.image.digest, "fallback_reason",
+						   res.fallback_reason[0] ? res.fallback_reason : NULL));
 	if (res.fallback_reason[0])
 		fprintf(stderr, _("sandbench: cannot build the Debian image (%s): built the busybox image instead\n"),
 			res.fallback_reason);

@@ -46,9 +46,9 @@ static int import_run(struct sb_cli *cli, int argc, char **argv)
 	if (rc < 0)
 		return sb_cli_fail(&err);
 	if (json)
-		sb_cli_print_json(json_pack("{s:s?, s:s, s:s}", "reference", res.ref[0] ? res.ref : NULL, "digest",
-					    res.digest, "format", res.format));
-	else if (res.ref[0])
+		return sb_cli_print_json(json_pack("{s:s?, s:s, s:s}", "reference", res.ref[0] ? res.ref : NULL,
+						   "digest", res.digest, "format", res.format));
+	if (res.ref[0])
 		printf(_("imported %s (%s)\n"), res.ref, res.digest);
 	else
 		printf(_("imported %s (no name: use --name to give it one)\n"), res.digest);

@@ -47,7 +47,7 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_image_info info;
 	struct sb_root *root;
 	struct sb_error err;
-	int json = 0, rc;
+	int json = 0, rc, status = SB_EXIT_OK;
 
 	if ((rc = sb_cli_parse_json(&json, "image", &sb_cmd_image_inspect, argc, argv,
 				     _("expected one image reference or digest"))) != 0)
@@ -57,11 +57,11 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 	if (sb_image_inspect(&info, root, argv[optind], &err) < 0)
 		return sb_cli_fail(&err);
 	if (json)
-		sb_cli_print_json(sb_cli_image_json(&info));
+		status = sb_cli_print_json(sb_cli_image_json(&info));
 	else
 		print_info(&info);
 	sb_image_info_clear(&info);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_image_inspect = {

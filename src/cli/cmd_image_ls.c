@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmd_image.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "image/store.h"
 #include "base/units.h"
 
@@ -30,7 +31,7 @@ static int ls_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_root *root;
 	struct sb_error err;
 	size_t n;
-	int json = 0, rc;
+	int json = 0, rc, status = SB_EXIT_OK;
 
 	if ((rc = sb_cli_parse_json(&json, "image", &sb_cmd_image_ls, argc, argv, NULL)) != 0)
 		return rc;
@@ -41,13 +42,13 @@ static int ls_run(struct sb_cli *cli, int argc, char **argv)
 	if (json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(arr, sb_cli_image_json(&list[i]));
-		sb_cli_print_json(arr);
+			arr = sb_json_append(arr, sb_cli_image_json(&list[i]));
+		status = sb_cli_print_json(arr);
 	} else {
 		print_table(list, n);
 	}
 	sb_image_list_free(list, n);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_image_ls = {

@@ -22,16 +22,14 @@ static int prune_run(struct sb_cli *cli, int argc, char **argv)
 		return rc;
 	if (sb_image_prune(&rep, root, &err) < 0)
 		return sb_cli_fail(&err);
-	if (json) {
-		sb_cli_print_json(json_pack("{s:I, s:I, s:I, s:I, s:I}", "images", (json_int_t)rep.images, "blobs",
-					    (json_int_t)rep.blobs, "rootfs", (json_int_t)rep.rootfs, "partial",
-					    (json_int_t)rep.partial, "bytes", (json_int_t)rep.bytes));
-	} else {
-		sb_units_format_size(freed, sizeof(freed), rep.bytes, SB_UNITS_TEXT);
-		printf(_("removed %zu unused image(s), %zu blob(s), %zu unpacked tree(s), %zu partial download(s): "
-			 "%s freed\n"),
-		       rep.images, rep.blobs, rep.rootfs, rep.partial, freed);
-	}
+	if (json)
+		return sb_cli_print_json(json_pack("{s:I, s:I, s:I, s:I, s:I}", "images", (json_int_t)rep.images,
+						   "blobs", (json_int_t)rep.blobs, "rootfs", (json_int_t)rep.rootfs,
+						   "partial", (json_int_t)rep.partial, "bytes", (json_int_t)rep.bytes));
+	sb_units_format_size(freed, sizeof(freed), rep.bytes, SB_UNITS_TEXT);
+	printf(_("removed %zu unused image(s), %zu blob(s), %zu unpacked tree(s), %zu partial download(s): "
+		 "%s freed\n"),
+	       rep.images, rep.blobs, rep.rootfs, rep.partial, freed);
 	return SB_EXIT_OK;
 }
 

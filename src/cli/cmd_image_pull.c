@@ -25,7 +25,7 @@ static int pull_run(struct sb_cli *cli, int argc, char **argv)
 	char digest[SB_DIGEST_STR_LEN], *canonical = NULL;
 	struct sb_root *root;
 	struct sb_error err;
-	int opt, quiet = 0, json = 0, rc;
+	int opt, quiet = 0, json = 0, rc, status = SB_EXIT_OK;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "q", options, NULL)) != -1) {
@@ -62,11 +62,11 @@ static int pull_run(struct sb_cli *cli, int argc, char **argv)
 	if (rc < 0)
 		return sb_cli_fail(&err);
 	if (json)
-		sb_cli_print_json(json_pack("{s:s, s:s}", "reference", canonical, "digest", digest));
+		status = sb_cli_print_json(json_pack("{s:s, s:s}", "reference", canonical, "digest", digest));
 	else
 		printf(_("pulled %s (%s)\n"), canonical, digest);
 	free(canonical);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_image_pull = {

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cmd_image.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "image/store.h"
 
 static void warn_broken(const char *what, const struct sb_image_removal *r)
@@ -28,7 +29,7 @@ static int rm_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_image_removal res;
 	struct sb_root *root;
 	struct sb_error err;
-	int opt, json = 0, force = 0, rc;
+	int opt, json = 0, force = 0, rc, status = SB_EXIT_OK;
 
 	optind = 0; /* 0, not 1: resets glibc getopt, so options may follow operands */
 	while ((opt = getopt_long(argc, argv, "f", options, NULL)) != -1) {
@@ -50,16 +51,16 @@ static int rm_run(struct sb_cli *cli, int argc, char **argv)
 	if (json) {
 		json_t *broken = json_array();
 		for (size_t i = 0; i < res.n_broken; i++)
-			json_array_append_new(broken, json_string(res.broken[i]));
-		sb_cli_print_json(json_pack("{s:s, s:b, s:o}", "digest", res.digest, "removed_image", res.removed_image,
-					    "broken_sandboxes", broken));
+			broken = sb_json_append(broken, json_string(res.broken[i]));
+		status = sb_cli_print_json(json_pack("{s:s, s:b, s:o}", "digest", res.digest, "removed_image",
+						     res.removed_image, "broken_sandboxes", broken));
 	} else if (res.removed_image) {
 		printf(_("removed image %s\n"), res.digest);
 	} else {
 		printf(_("removed reference %s (image %s is still referenced)\n"), argv[optind], res.digest);
 	}
 	sb_image_removal_clear(&res);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_image_rm = {

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cli_sandbox.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "sandbox/sandbox.h"
 #include "base/units.h"
 
@@ -72,7 +73,7 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_sandbox_stats stats;
 	struct sb_root *root;
 	struct sb_error err;
-	int rc, json = 0, have_stats;
+	int rc, json = 0, have_stats, status = SB_EXIT_OK;
 
 	if ((rc = sb_cli_parse_json(&json, NULL, &sb_cmd_inspect, argc, argv, _("expected one sandbox name"))) != 0)
 		return rc;
@@ -84,16 +85,16 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 	if (json) {
 		json_t *doc = sb_cli_sandbox_json(&info);
 		if (have_stats)
-			json_object_set_new(doc, "stats", json_pack("{s:I, s:I, s:I, s:I}", "memory_usage",
-								    (json_int_t)stats.memory_usage, "memory_limit",
-								    (json_int_t)stats.memory_limit, "cpu_ns",
-								    (json_int_t)stats.cpu_ns, "pids", (json_int_t)stats.pids));
-		sb_cli_print_json(doc);
+			doc = sb_json_set(doc, "stats", json_pack("{s:I, s:I, s:I, s:I}", "memory_usage",
+								  (json_int_t)stats.memory_usage, "memory_limit",
+								  (json_int_t)stats.memory_limit, "cpu_ns",
+								  (json_int_t)stats.cpu_ns, "pids", (json_int_t)stats.pids));
+		status = sb_cli_print_json(doc);
 	} else {
 		print_info(&info, have_stats ? &stats : NULL);
 	}
 	sb_sandbox_info_clear(&info);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_inspect = {

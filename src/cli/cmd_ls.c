@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cli_sandbox.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "sandbox/sandbox.h"
 #include "base/units.h"
 
@@ -76,7 +77,7 @@ static int ls_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_root *root;
 	struct sb_error err;
 	size_t n;
-	int rc, json = 0;
+	int rc, json = 0, status = SB_EXIT_OK;
 
 	if ((rc = sb_cli_parse_json(&json, NULL, &sb_cmd_ls, argc, argv, NULL)) != 0)
 		return rc;
@@ -87,13 +88,13 @@ static int ls_run(struct sb_cli *cli, int argc, char **argv)
 	if (json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(arr, sb_cli_sandbox_json(&list[i]));
-		sb_cli_print_json(arr);
+			arr = sb_json_append(arr, sb_cli_sandbox_json(&list[i]));
+		status = sb_cli_print_json(arr);
 	} else {
 		print_table(list, n);
 	}
 	sb_sandbox_list_free(list, n);
-	return SB_EXIT_OK;
+	return status;
 }
 
 const struct sb_cli_command sb_cmd_ls = {

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "base/clock.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "sandbox/sandbox.h"
 #include "base/units.h"
 
@@ -16,7 +17,7 @@ static int reap_once(struct sb_root *root, unsigned flags, int json)
 	struct sb_reap_item *items;
 	struct sb_error err;
 	size_t n;
-	int status = SB_EXIT_OK;
+	int status = SB_EXIT_OK, rc;
 
 	if (sb_sandbox_reap(&items, &n, root, flags, &err) < 0)
 		return sb_cli_fail(&err);
@@ -25,11 +26,11 @@ static int reap_once(struct sb_root *root, unsigned flags, int json)
 		const struct sb_reap_item *it = &items[i];
 		if (it->rc < 0)
 			status = sb_cli_exit_code(it->rc);
-		if (arr) {
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:b, s:s?}", "name", it->name, "action",
-							     sb_expiry_action_name(it->action), "idle_seconds",
-							     (json_int_t)it->idle_seconds, "ok", it->rc == 0,
-							     "error", it->rc < 0 ? it->message : NULL));
+		if (json) {
+			arr = sb_json_append(arr, json_pack("{s:s, s:s, s:I, s:b, s:s?}", "name", it->name, "action",
+							    sb_expiry_action_name(it->action), "idle_seconds",
+							    (json_int_t)it->idle_seconds, "ok", it->rc == 0,
+							    "error", it->rc < 0 ? it->message : NULL));
 		} else if (it->rc < 0) {
 			fprintf(stderr, "sandbench: %s: %s\n", it->name, it->message);
 		} else {
@@ -37,8 +38,8 @@ static int reap_once(struct sb_root *root, unsigned flags, int json)
 			       sb_expiry_action_name(it->action), it->name, (long long)it->idle_seconds);
 		}
 	}
-	if (arr)
-		sb_cli_print_json(arr);
+	if (json && (rc = sb_cli_print_json(arr)) != SB_EXIT_OK)
+		status = rc;
 	fflush(stdout);
 	free(items);
 	return status;

@@ -80,6 +80,12 @@ Test(sandbox, exec_output_and_exit_codes)
 	cr_assert(json_is_integer(json_object_get(doc, "duration_ms")));
 	json_decref(doc);
 	tu_run_free(&r);
+	/* output JSON cannot hold: an error, not an empty or partial document */
+	r = SB("exec", "box", "--json", "--", "printf", "\\377");
+	cr_assert_eq(r.status, 125);
+	cr_assert_str_eq(r.out, "");
+	cr_assert(strstr(r.err, "cannot build the JSON output"), "%s", r.err);
+	tu_run_free(&r);
 
 	r = SB("exec", "--env", "A=b c", "--cwd", "/tmp", "box", "--", "sh", "-c", "echo \"$A\" $(pwd)");
 	cr_assert_str_eq(r.out, "b c /tmp\n");
