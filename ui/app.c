@@ -40,14 +40,6 @@ static const struct ui_pane *const panes[UI_PANE_COUNT] = {
 	[UI_PANE_MOUNTS] = &ui_pane_mounts,
 };
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void on_signal(int sig)
 {
 	unsigned char b = (unsigned char)sig;
@@ -632,7 +624,7 @@ static void run_timers(struct ui_app *app, struct timers *t, long long now)
 
 static int loop(struct ui_app *app)
 {
-	long long start = mono_ms(), last_frame = 0;
+	long long start = sb_clock_monotonic_ms(), last_frame = 0;
 	struct timers t = { .tick = start + TICK_MS, .reload = start + RELOAD_MS,
 			    .reap = app->opts.readonly ? -1 : start + REAP_MS };
 	int had_overlay = 0;
@@ -642,7 +634,7 @@ static int loop(struct ui_app *app)
 	while (!app->quit) {
 		struct pollfd pfd[128];
 		int n = 0, n_jobs, n_shells, timeout, gen_at = -1;
-		long long now = mono_ms();
+		long long now = sb_clock_monotonic_ms();
 
 		pfd[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
@@ -677,7 +669,7 @@ static int loop(struct ui_app *app)
 		ui_shells_io(app, pfd + 2 + n_jobs, n_shells);
 		if (gen_at >= 0 && pfd[gen_at].revents)
 			t.changes = 1;
-		now = mono_ms();
+		now = sb_clock_monotonic_ms();
 		if (ui_jobs_running(app)) {
 			app->spinner = (int)(now / 150);
 			app->dirty = 1;
