@@ -90,6 +90,13 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 	json_t *mounts = json_array(), *ns = json_array();
 
 	*out = NULL;
+	/* fail closed: a host path bound as it is may have changed since it was checked */
+	if (p->rec->n_mounts && !p->mount_sources) {
+		json_decref(mounts);
+		json_decref(ns);
+		return sb_error_set(err, SB_ERR_UNSAFE, _("the host mounts of sandbox '%s' were not verified for this boot"),
+				    p->rec->name);
+	}
 	for (size_t i = 0; i < sizeof(base_mounts) / sizeof(base_mounts[0]); i++)
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:o}", "destination", base_mounts[i].dest,
 							"type", base_mounts[i].type, "source", base_mounts[i].source,
@@ -98,7 +105,7 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 	if (p->exchange)
 		json_array_append_new(mounts, bind(p->exchange, "/exchange", 0));
 	for (size_t i = 0; i < p->rec->n_mounts; i++)
-		json_array_append_new(mounts, bind(p->rec->mounts[i].host, p->rec->mounts[i].path,
+		json_array_append_new(mounts, bind(p->mount_sources[i], p->rec->mounts[i].path,
 						   p->rec->mounts[i].mode == SB_MOUNT_RO));
 	/* last, so that no other mount hides them; never written into the guest's
 	 * tree, whose /etc the guest may have turned into a symlink */
