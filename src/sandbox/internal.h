@@ -134,10 +134,10 @@ int sb_mount_identify(unsigned long long *dev, unsigned long long *ino, const ch
  * A refusal sets b->mount_changed to the message ("mount changed: ..."). On
  * failure nothing stays staged. */
 int sb_box_stage_mounts(struct sb_box *b, struct sb_error *err);
-/* Unmounts (detached when busy) and removes everything in dir/mounts; for
- * teardown, and for gc's leftovers. Nothing staged is fine. */
+/* Unmounts (detached when busy) everything in dir/mounts; for teardown, and
+ * for gc's leftovers. Nothing staged is fine. */
 int sb_box_unstage_mounts(struct sb_box *b, struct sb_error *err);
-/* 1 when dir/mounts exists: host folders may still be bound there. */
+/* 1 when a host folder is still bound in dir/mounts. */
 int sb_box_mounts_staged(const struct sb_box *b);
 
 #endif

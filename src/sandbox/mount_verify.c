@@ -221,6 +221,8 @@ static int unmount_all(const char *path, struct sb_error *err)
 	return sb_error_set(err, SB_ERR_BUSY, _("cannot unmount '%s': too many mounts there"), path);
 }
 
+/* The staging folders stay between boots, empty: no journalled directory
+ * changes on the restore path; rm removes them with the sandbox. */
 int sb_box_unstage_mounts(struct sb_box *b, struct sb_error *err)
 {
 	struct dirent *de;
@@ -238,19 +240,25 @@ int sb_box_unstage_mounts(struct sb_box *b, struct sb_error *err)
 			continue;
 		char *path = sb_path_join(b->mounts, de->d_name);
 		rc = path ? unmount_all(path, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		if (rc == 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), path);
 		free(path);
 	}
 	closedir(d);
-	if (rc == 0 && rmdir(b->mounts) < 0 && errno != ENOENT)
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), b->mounts);
 	return rc;
 }
 
 int sb_box_mounts_staged(const struct sb_box *b)
 {
-	struct stat st;
+	DIR *d = opendir(b->mounts);
+	struct dirent *de;
+	int staged = 0;
 
-	return lstat(b->mounts, &st) == 0;
+	while (d && !staged && (de = readdir(d))) {
+		struct statx stx;
+		staged = de->d_name[0] != '.' &&
+			 statx(dirfd(d), de->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, 0, &stx) == 0 &&
+			 (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	}
+	if (d)
+		closedir(d);
+	return staged;
 }
