@@ -142,6 +142,24 @@ out:
 	return rc;
 }
 
+int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t mode, struct sb_error *err)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+	char *old = fd >= 0 ? malloc(len + 1) : NULL;
+	/* one byte more than wanted: a longer file differs */
+	ssize_t n = old ? pread(fd, old, len + 1, 0) : -1;
+	int same = n == (ssize_t)len && memcmp(old, data, len) == 0, rc = 0;
+
+	free(old);
+	if (fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+	if (!same && (ftruncate(fd, 0) < 0 || write_all(fd, data, len) < 0))
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+	if (close(fd) < 0 && rc == 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+	return rc;
+}
+
 int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

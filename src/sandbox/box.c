@@ -204,21 +204,6 @@ int sb_box_touch(struct sb_box *b, struct sb_error *err)
 	return 0;
 }
 
-/* Written afresh before every boot: no fsync, a torn file is rewritten. */
-static int write_plain(const char *path, const char *text, struct sb_error *err)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	size_t len = strlen(text);
-
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return sb_error_errno(err, SB_ERR_IO, e, _("cannot write '%s'"), path);
-	}
-	return close(fd) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path) : 0;
-}
-
 /* hosts, and with network off a resolv.conf (the network module makes the
  * one for network on): files of the sandbox's own directory that the backend
  * binds read-only. Nothing is written into the guest's tree, whose /etc the
@@ -231,9 +216,10 @@ static int write_host_files(struct sb_box *b, struct sb_error *err)
 
 	if (!hosts)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	rc = write_plain(b->hosts, hosts, err);
+	/* before every boot: written only when they differ, which they rarely do */
+	rc = sb_fs_write_changed(b->hosts, hosts, strlen(hosts), 0644, err);
 	if (rc == 0 && !b->rec.network)
-		rc = write_plain(b->resolv, resolv_off, err);
+		rc = sb_fs_write_changed(b->resolv, resolv_off, strlen(resolv_off), 0644, err);
 	free(hosts);
 	return rc;
 }

@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,11 +137,14 @@ int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct
 	if (rc < 0)
 		return rc;
 	char *path = sb_path_join(bundle_dir, "config.json");
-	/* written afresh before every boot: no fsync needed, a torn file is rewritten */
-	if (!path)
+	char *text = json_dumps(doc, JSON_COMPACT);
+	/* before every boot, mostly the same as the last time: written only when
+	 * it differs, no fsync needed (a torn file differs and is rewritten) */
+	if (!path || !text)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	else if (json_dump_file(doc, path, JSON_COMPACT) < 0)
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write the runtime spec '%s'"), path);
+	else
+		rc = sb_fs_write_changed(path, text, strlen(text), 0644, err);
+	free(text);
 	free(path);
 	json_decref(doc);
 	return rc;
