@@ -38,6 +38,10 @@ struct sb_backend_sandbox {
 	const char *hosts, *resolv;          /* files of dir bound read-only at /etc/hosts, /etc/resolv.conf */
 	const struct sb_netinfo *net;        /* network on: its namespace; NULL: off */
 	int timeout_ms;                      /* deadline of lifecycle calls */
+	/* per rec->mounts entry, what boot binds in its place: the host folder
+	 * as verified for this boot, never rec->mounts[i].host, whose path may
+	 * have changed since; NULL: not verified, boot refuses host mounts */
+	const char *const *mount_sources;
 };
 
 /* A process to run in a running sandbox. */

@@ -142,6 +142,24 @@ out:
 	return rc;
 }
 
+int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t mode, struct sb_error *err)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+	char *old = fd >= 0 ? malloc(len + 1) : NULL;
+	/* one byte more than wanted: a longer file differs */
+	ssize_t n = old ? pread(fd, old, len + 1, 0) : -1;
+	int same = n == (ssize_t)len && memcmp(old, data, len) == 0, rc = 0;
+
+	free(old);
+	if (fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+	if (!same && (ftruncate(fd, 0) < 0 || write_all(fd, data, len) < 0))
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+	if (close(fd) < 0 && rc == 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
+	return rc;
+}
+
 int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -195,6 +213,19 @@ int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struc
 }
 
 /* Removes the children of the open directory dfd (device dev), then nothing else. */
+/* A folder something is mounted on, a bind mount of the same file system
+ * too (its st_dev is the parent's): removing below it would delete what is
+ * mounted, e.g. a host folder bound for a sandbox. */
+static int is_mount_root(int dfd, const char *name, dev_t dev, const struct stat *st)
+{
+	struct statx stx;
+
+	if (st->st_dev != dev)
+		return 1;
+	return statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, 0, &stx) == 0 &&
+	       (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error *err)
 {
 	DIR *d = fdopendir(dfd);
@@ -216,7 +247,7 @@ static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error
 			break;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			if (st.st_dev != dev) {
+			if (is_mount_root(dirfd(d), de->d_name, dev, &st)) {
 				rc = sb_error_set(err, SB_ERR_BUSY,
 						  _("'%s/%s' is a mount point; refusing to remove below it"),
 						  path, de->d_name);

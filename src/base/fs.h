@@ -18,6 +18,11 @@ int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err);
  * rename, fsync of the directory. A crash leaves the old or the new file. */
 int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		       struct sb_error *err);
+/* Writes data to path (O_NOFOLLOW) unless the file holds exactly that
+ * already: for files rewritten before every boot, where a truncate and write
+ * cost a journal commit each time and are mostly unchanged. Neither atomic
+ * nor synced: a torn file differs, so the next call writes it whole again. */
+int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t mode, struct sb_error *err);
 /* Reads a whole (small) file; *out is NUL-terminated and malloc'd. max bounds it. */
 int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err);
 int sb_fs_fsync_dir(const char *dir, struct sb_error *err);

@@ -49,6 +49,7 @@ static const struct {
 	{ offsetof(struct sb_box, sessions), "sessions" },
 	{ offsetof(struct sb_box, hosts), "hosts" },
 	{ offsetof(struct sb_box, resolv), "resolv.conf" },
+	{ offsetof(struct sb_box, mounts), "mounts" },
 };
 
 int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum box_lock lock, int load,
@@ -110,6 +111,10 @@ void sb_box_close(struct sb_box *b)
 	free(b->dir);
 	free(b->lower);
 	free(b->exchange);
+	for (size_t i = 0; b->mount_src && b->mount_src[i]; i++)
+		free(b->mount_src[i]);
+	free(b->mount_src);
+	free(b->mount_changed);
 	if (b->be)
 		b->be->close(b->be_state);
 	sb_record_clear(&b->rec);
@@ -142,6 +147,7 @@ const struct sb_backend_sandbox *sb_box_target(struct sb_box *b)
 		.work = b->work, .workspace = b->workspace, .exchange = b->rec.exchange ? b->exchange : NULL,
 		.hosts = b->hosts, .resolv = b->rec.network ? b->net.resolv_conf : b->resolv,
 		.net = b->rec.network ? &b->net : NULL, .timeout_ms = b->settings.runsc_timeout_ms,
+		.mount_sources = (const char *const *)b->mount_src,
 	};
 	return &b->target;
 }
@@ -192,21 +198,6 @@ int sb_box_touch(struct sb_box *b, struct sb_error *err)
 	return 0;
 }
 
-/* Written afresh before every boot: no fsync, a torn file is rewritten. */
-static int write_plain(const char *path, const char *text, struct sb_error *err)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	size_t len = strlen(text);
-
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return sb_error_errno(err, SB_ERR_IO, e, _("cannot write '%s'"), path);
-	}
-	return close(fd) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path) : 0;
-}
-
 /* hosts, and with network off a resolv.conf (the network module makes the
  * one for network on): files of the sandbox's own directory that the backend
  * binds read-only. Nothing is written into the guest's tree, whose /etc the
@@ -219,17 +210,22 @@ static int write_host_files(struct sb_box *b, struct sb_error *err)
 
 	if (!hosts)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	rc = write_plain(b->hosts, hosts, err);
+	/* before every boot: written only when they differ, which they rarely do */
+	rc = sb_fs_write_changed(b->hosts, hosts, strlen(hosts), 0644, err);
 	if (rc == 0 && !b->rec.network)
-		rc = write_plain(b->resolv, resolv_off, err);
+		rc = sb_fs_write_changed(b->resolv, resolv_off, strlen(resolv_off), 0644, err);
 	free(hosts);
 	return rc;
 }
 
 int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 {
-	int rc = sb_box_network_up(b, err);
+	/* first: a host mount that changed refuses the boot before anything is set up */
+	int rc = sb_box_stage_mounts(b, err);
 
+	if (rc < 0)
+		return rc;
+	rc = sb_box_network_up(b, err);
 	if (rc == 0)
 		rc = write_host_files(b, err);
 	if (rc == 0)
@@ -256,8 +252,13 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)
 
 	if (rc < 0)
 		return rc;
-	return b->be->teardown(b->be_state, sb_box_target(b),
-			       (force ? SB_TEARDOWN_FORCE : 0) | (b->container_stopped ? SB_TEARDOWN_STOPPED : 0), err);
+	rc = b->be->teardown(b->be_state, sb_box_target(b),
+			     (force ? SB_TEARDOWN_FORCE : 0) | (b->container_stopped ? SB_TEARDOWN_STOPPED : 0), err);
+	/* after the runtime, whose gofer serves the staged folders */
+	if (rc < 0 && !force)
+		return rc;
+	int urc = sb_box_unstage_mounts(b, rc < 0 ? NULL : err);
+	return rc < 0 ? rc : urc;
 }
 
 static unsigned long long start_time(pid_t pid)

@@ -93,7 +93,8 @@ int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *
 					"the kept disk"), b.rec.runtime_build, build);
 	}
 	rc = sb_box_boot(&b, warm ? b.checkpoint : NULL, err);
-	if (rc < 0 && warm) {
+	/* a changed host mount refuses any boot, cold too */
+	if (rc < 0 && warm && !b.mount_changed) {
 		/* e.g. a process held a host pipe at checkpoint time: the memory image
 		 * cannot be loaded, the disk still can */
 		fallback = sb_strdupf(_("checkpoint could not be restored (%s); cold start from the kept disk"), err->msg);
@@ -101,10 +102,11 @@ int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *
 		rc = sb_box_boot(&b, NULL, err);
 	}
 	if (rc < 0) {
-		/* roll back to stopped: the checkpoint and the disk are untouched */
+		/* roll back to stopped: the checkpoint and the disk are untouched; a
+		 * changed host mount is the reason, checked again at the next restore */
 		sb_box_teardown(&b, 1, &e2);
-		char *why = sb_strdupf(_("restore failed: %s"), err->msg);
-		sb_record_transition(root, &b.rec, SB_STATE_STOPPED, why ? why : err->msg, &e2);
+		char *why = b.mount_changed ? NULL : sb_strdupf(_("restore failed: %s"), err->msg);
+		sb_record_transition(root, &b.rec, SB_STATE_STOPPED, b.mount_changed ? b.mount_changed : why ? why : err->msg, &e2);
 		free(why);
 		free(fallback);
 		goto out;

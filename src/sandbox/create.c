@@ -16,7 +16,8 @@
 #include "sandbox/sandbox.h"
 
 /* Host mounts through the mount policy (mount_policy.h): host paths resolved,
- * sandbox paths normalised, sensitive host paths refused unless allowed.
+ * sandbox paths normalised, sensitive host paths refused unless allowed, and
+ * each folder's device and inode taken, which every boot checks again.
  * *out holds the resolved mounts (its strings belong to *held). */
 static int resolve_mounts(struct sb_sandbox_mount **out, struct sb_mount **held, struct sb_root *root,
 			  const struct sb_sandbox_spec *spec, struct sb_error *err)
@@ -33,10 +34,12 @@ static int resolve_mounts(struct sb_sandbox_mount **out, struct sb_mount **held,
 		const struct sb_sandbox_mount *m = &spec->mounts[i];
 		rc = sb_mount_resolve(&(*held)[i], m->host ? m->host : "", m->path ? m->path : "", m->mode == SB_MOUNT_RW,
 				      &policy, err);
+		struct sb_sandbox_mount *o = &(*out)[i];
+		*o = (struct sb_sandbox_mount){ (*held)[i].host, (*held)[i].path, m->mode, 0, 0, spec->allow_sensitive_mounts };
+		if (rc == 0)
+			rc = sb_mount_identify(&o->dev, &o->ino, o->host, err);
 		if (rc < 0)
 			sb_error_wrap(err, _("host mount '%s:%s'"), m->host ? m->host : "", m->path ? m->path : "");
-		else
-			(*out)[i] = (struct sb_sandbox_mount){ (*held)[i].host, (*held)[i].path, m->mode };
 	}
 	return rc < 0 ? rc : sb_mount_check_overlaps(*held, spec->n_mounts, err);
 }
@@ -106,6 +109,9 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 		rec->mounts[i].host = strdup(spec->mounts[i].host);
 		rec->mounts[i].path = strdup(spec->mounts[i].path);
 		rec->mounts[i].mode = spec->mounts[i].mode;
+		rec->mounts[i].dev = spec->mounts[i].dev;
+		rec->mounts[i].ino = spec->mounts[i].ino;
+		rec->mounts[i].allow_sensitive = spec->mounts[i].allow_sensitive;
 		if (!rec->mounts[i].host || !rec->mounts[i].path)
 			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}

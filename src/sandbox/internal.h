@@ -35,6 +35,9 @@ struct sb_box {
 	struct sb_settings settings;
 	int container_stopped;           /* checkpointed: teardown need not kill it */
 	struct sb_netinfo net;           /* network on: set up by sb_box_network_up */
+	char *mounts;                    /* dir/mounts: where verified host folders are bound */
+	char **mount_src;                /* dir/mounts/<i> per record mount, once staged for a boot */
+	char *mount_changed;             /* why the last boot refused a host mount ("mount changed: ..."); NULL: none */
 };
 
 /* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
@@ -48,14 +51,15 @@ int sb_box_lock(struct sb_box *b, enum box_lock lock, struct sb_error *err);
 int sb_box_backend(struct sb_box *b, struct sb_error *err);
 /* The sandbox as its backend sees it, filled from the box and its record. */
 const struct sb_backend_sandbox *sb_box_target(struct sb_box *b);
-/* Sets the network up, writes the files the host gives the sandbox (hosts,
- * resolv.conf: in its own directory, bound read-only) and boots it through
- * its backend: cold, or from the checkpoint in image_path. On failure the
- * container is deleted again (the disk stays mounted: the caller decides). */
+/* Verifies and stages the host mounts (sb_box_stage_mounts), sets the network
+ * up, writes the files the host gives the sandbox (hosts, resolv.conf: in its
+ * own directory, bound read-only) and boots it through its backend: cold, or
+ * from the checkpoint in image_path. On failure the container is deleted again
+ * (the disk stays mounted, mounts staged: the caller tears down). */
 int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err);
-/* Kills and deletes the runsc container, removes its leftover cgroups and
- * unmounts the disk. Missing pieces are fine; errors are reported, not fatal
- * with force. */
+/* Kills and deletes the runsc container, removes its leftover cgroups,
+ * unmounts the disk and the staged host mounts. Missing pieces are fine;
+ * errors are reported, not fatal with force. */
 int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err);
 /* Why a record that says running has no live runtime. */
 enum sb_gone {
@@ -128,8 +132,32 @@ int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, i
 /* Checks an already resolved mount again (e.g. from a record before a restart):
  * the host path must still resolve to itself and pass the policy. */
 int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *policy, struct sb_error *err);
+/* The policy's host rules for host, a path without symlinks; dirfd is the
+ * folder there (an O_PATH fd will do) whose entries are checked, or -1 to
+ * open it by its path. */
+int sb_mount_check_host(const char *host, int dirfd, const struct sb_mount_policy *policy, struct sb_error *err);
 /* Refuses two mounts at the same sandbox path or one below another. */
 int sb_mount_check_overlaps(const struct sb_mount *mounts, size_t n, struct sb_error *err);
 void sb_mount_clear(struct sb_mount *m);
+
+/* Host mounts verified at every boot (mount_verify.c). A host path is walked
+ * from "/" one component at a time without following a symlink. */
+/* Device and inode of the folder at host (absolute, normalised): what create
+ * records. SB_ERR_UNSAFE when a component is a symlink or not a folder,
+ * SB_ERR_NOTFOUND when one is missing. */
+int sb_mount_identify(unsigned long long *dev, unsigned long long *ino, const char *host, struct sb_error *err);
+/* Before a boot: every host mount of the record is walked, its folder compared
+ * with the device and inode recorded at create (none recorded: they are
+ * recorded now, trust on first use) and checked against the mount policy;
+ * the open folder itself, not its path, is then bound at dir/mounts/<i>
+ * (private, read-only for ro mounts), which the backend gives the runtime.
+ * A refusal sets b->mount_changed to the message ("mount changed: ..."). On
+ * failure nothing stays staged. */
+int sb_box_stage_mounts(struct sb_box *b, struct sb_error *err);
+/* Unmounts (detached when busy) everything in dir/mounts; for teardown, and
+ * for gc's leftovers. Nothing staged is fine. */
+int sb_box_unstage_mounts(struct sb_box *b, struct sb_error *err);
+/* 1 when a host folder is still bound in dir/mounts. */
+int sb_box_mounts_staged(const struct sb_box *b);
 
 #endif

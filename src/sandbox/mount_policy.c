@@ -111,9 +111,10 @@ static const char *match_rules(const char *path, const struct path_rule *rules, 
 	return NULL;
 }
 
-static const char *match_names(const char *host)
+/* dirfd: the folder at host, or -1 to open it by its path. */
+static const char *match_names(const char *host, int dirfd)
 {
-	int dfd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = dirfd >= 0 ? dirfd : open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	for (size_t i = 0; i < N_ELEMS(sensitive_names); i++) {
 		const char *name = sensitive_names[i].name;
@@ -126,16 +127,16 @@ static const char *match_names(const char *host)
 			goto found;
 		continue;
 found:
-		if (dfd >= 0)
+		if (dfd >= 0 && dfd != dirfd)
 			close(dfd);
 		return sensitive_names[i].what;
 	}
-	if (dfd >= 0)
+	if (dfd >= 0 && dfd != dirfd)
 		close(dfd);
 	return NULL;
 }
 
-static int check_host(const char *host, const struct sb_mount_policy *policy, struct sb_error *err)
+static int check_host(const char *host, int dirfd, const struct sb_mount_policy *policy, struct sb_error *err)
 {
 	const char *what;
 
@@ -150,7 +151,7 @@ static int check_host(const char *host, const struct sb_mount_policy *policy, st
 	}
 	what = match_rules(host, host_rules, N_ELEMS(host_rules));
 	if (!what)
-		what = match_names(host);
+		what = match_names(host, dirfd);
 	if (what)
 		return sb_error_set(err, SB_ERR_UNSAFE,
 				    _("host path '%s' exposes %s; refused unless sensitive mounts are allowed"),
@@ -239,7 +240,7 @@ int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, i
 	if (rc == 0)
 		rc = resolve_host(&out->host, host, err);
 	if (rc == 0)
-		rc = check_host(out->host, policy, err);
+		rc = check_host(out->host, -1, policy, err);
 	if (rc < 0)
 		sb_mount_clear(out);
 	return rc;
@@ -293,7 +294,7 @@ int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *polic
 		rc = sb_error_set(err, SB_ERR_UNSAFE, _("host path '%s' now resolves to '%s'"), m->host, host);
 	free(host);
 	if (rc == 0)
-		rc = check_host(m->host, policy, err);
+		rc = check_host(m->host, -1, policy, err);
 	if (rc == 0 && (rc = normalise(&path, m->path, err)) == 0) {
 		if (strcmp(path, m->path) != 0)
 			rc = sb_error_set(err, SB_ERR_INVALID, _("sandbox path '%s' is not normalised"), m->path);
@@ -302,6 +303,11 @@ int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *polic
 	if (rc == 0)
 		rc = check_sandbox_path(m->path, err);
 	return rc;
+}
+
+int sb_mount_check_host(const char *host, int dirfd, const struct sb_mount_policy *policy, struct sb_error *err)
+{
+	return check_host(host, dirfd, policy, err);
 }
 
 int sb_mount_check_overlaps(const struct sb_mount *mounts, size_t n, struct sb_error *err)

@@ -57,9 +57,9 @@ json_t *sb_record_to_json(const struct sb_record *r)
 
 	for (size_t i = 0; i < r->n_mounts; i++) {
 		const struct sb_sandbox_mount *m = &r->mounts[i];
-		mounts = sb_json_append(mounts, json_pack("{s:s, s:s, s:s, s:I, s:I}", "host", m->host, "path", m->path,
+		mounts = sb_json_append(mounts, json_pack("{s:s, s:s, s:s, s:I, s:I, s:b}", "host", m->host, "path", m->path,
 							  "mode", sb_mount_mode_name(m->mode), "dev", (json_int_t)m->dev,
-							  "ino", (json_int_t)m->ino));
+							  "ino", (json_int_t)m->ino, "allow_sensitive", m->allow_sensitive));
 	}
 	for (size_t i = 0; i < r->n_labels; i++)
 		labels = sb_json_set(labels, r->labels[i].key, json_string(r->labels[i].value));
@@ -151,8 +151,9 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	json_array_foreach(mounts, i, m) {
 		const char *host, *path, *mode;
 		json_int_t dev = 0, ino = 0;
-		if (json_unpack(m, "{s:s, s:s, s:s, s?I, s?I}", "host", &host, "path", &path, "mode", &mode, "dev", &dev,
-				"ino", &ino) < 0 ||
+		int sensitive = 0;
+		if (json_unpack(m, "{s:s, s:s, s:s, s?I, s?I, s?b}", "host", &host, "path", &path, "mode", &mode, "dev", &dev,
+				"ino", &ino, "allow_sensitive", &sensitive) < 0 ||
 		    sb_mount_mode_parse(mode) < 0) {
 			sb_record_clear(out);
 			return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has a malformed mount"), name);
@@ -161,6 +162,7 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 		dst->mode = sb_mount_mode_parse(mode);
 		dst->dev = (unsigned long long)dev;
 		dst->ino = (unsigned long long)ino;
+		dst->allow_sensitive = sensitive;
 		if (dup_into(&dst->host, host) < 0 || dup_into(&dst->path, path) < 0)
 			goto nomem;
 	}

@@ -50,6 +50,9 @@ struct sb_sandbox_mount {
 	/* the host folder's identity when it was checked at create (0, 0: not
 	 * recorded, as in schema-1 records): every boot binds only this folder */
 	unsigned long long dev, ino;
+	/* created with sensitive mounts allowed: the mount policy's deny list,
+	 * checked again at every boot, does not apply */
+	int allow_sensitive;
 };
 
 struct sb_sandbox_label {

@@ -37,7 +37,7 @@ TestSuite(record, .init = setup, .fini = teardown);
 
 Test(record, round_trip_keeps_every_field)
 {
-	struct sb_sandbox_mount mounts[] = { { "/srv/data", "/data", SB_MOUNT_RO, 2049, 1234567 } };
+	struct sb_sandbox_mount mounts[] = { { "/srv/data", "/data", SB_MOUNT_RO, 2049, 1234567, 1 } };
 	struct sb_sandbox_label labels[] = { { "team", "search" } };
 	struct sb_record rec = {
 		.name = "box-1", .id = "sb-0123456789abcdef", .created = 1700000000,
@@ -80,6 +80,7 @@ Test(record, round_trip_keeps_every_field)
 	cr_assert_str_eq(back.boot_id, rec.boot_id);
 	cr_assert_eq(back.mounts[0].dev, 2049);
 	cr_assert_eq(back.mounts[0].ino, 1234567);
+	cr_assert_eq(back.mounts[0].allow_sensitive, 1);
 
 	/* the schema other helpers rely on */
 	char *path = sb_path_join(sdir, "sandbox.json");
@@ -158,6 +159,7 @@ Test(record, schema_1_records_migrate_on_load)
 	cr_assert_eq(rec.n_mounts, 1);
 	cr_assert_eq(rec.mounts[0].mode, SB_MOUNT_RW);
 	cr_assert_eq(rec.mounts[0].dev, 0);
+	cr_assert_eq(rec.mounts[0].allow_sensitive, 0);
 	cr_assert_eq(rec.state, SB_STATE_STOPPED);
 	cr_assert_eq(sb_record_save(root, &rec, &err), 0, "%s", err.msg);
 	json_t *doc;

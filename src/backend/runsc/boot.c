@@ -60,6 +60,7 @@ static int write_spec(const struct sb_backend_sandbox *sb, const char *bundle, s
 	struct sb_spec_params p = {
 		.rec = sb->rec, .rootfs = sb->rootfs, .workspace = sb->workspace, .exchange = sb->exchange,
 		.netns_path = sb->net ? sb->net->netns_path : NULL, .hosts = sb->hosts, .resolv = sb->resolv,
+		.mount_sources = sb->mount_sources,
 	};
 
 	return sb_spec_write(bundle, &p, err);

@@ -95,6 +95,7 @@ struct sb_spec_params {
 	const char *exchange;            /* host dir bound rw at /exchange; NULL: none */
 	const char *netns_path;          /* network namespace to join; NULL: a fresh one */
 	const char *hosts, *resolv;      /* host files bound read-only at /etc/hosts, /etc/resolv.conf; NULL: none */
+	const char *const *mount_sources;/* bound in place of rec->mounts[i].host (see backend.h) */
 };
 
 /* The process object of a spec or of `runsc exec --process`. env NULL: the

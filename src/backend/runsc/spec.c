@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +90,13 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 	json_t *mounts = json_array(), *ns = json_array();
 
 	*out = NULL;
+	/* fail closed: a host path bound as it is may have changed since it was checked */
+	if (p->rec->n_mounts && !p->mount_sources) {
+		json_decref(mounts);
+		json_decref(ns);
+		return sb_error_set(err, SB_ERR_UNSAFE, _("the host mounts of sandbox '%s' were not verified for this boot"),
+				    p->rec->name);
+	}
 	for (size_t i = 0; i < sizeof(base_mounts) / sizeof(base_mounts[0]); i++)
 		mounts = sb_json_append(mounts, json_pack("{s:s, s:s, s:s, s:o}", "destination", base_mounts[i].dest,
 							  "type", base_mounts[i].type, "source", base_mounts[i].source,
@@ -99,7 +105,7 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 	if (p->exchange)
 		mounts = sb_json_append(mounts, bind(p->exchange, "/exchange", 0));
 	for (size_t i = 0; i < p->rec->n_mounts; i++)
-		mounts = sb_json_append(mounts, bind(p->rec->mounts[i].host, p->rec->mounts[i].path,
+		mounts = sb_json_append(mounts, bind(p->mount_sources[i], p->rec->mounts[i].path,
 						     p->rec->mounts[i].mode == SB_MOUNT_RO));
 	/* last, so that no other mount hides them; never written into the guest's
 	 * tree, whose /etc the guest may have turned into a symlink */
@@ -132,11 +138,14 @@ int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct
 	if (rc < 0)
 		return rc;
 	char *path = sb_path_join(bundle_dir, "config.json");
-	/* written afresh before every boot: no fsync needed, a torn file is rewritten */
-	if (!path)
+	char *text = json_dumps(doc, JSON_COMPACT);
+	/* before every boot, mostly the same as the last time: written only when
+	 * it differs, no fsync needed (a torn file differs and is rewritten) */
+	if (!path || !text)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	else if (json_dump_file(doc, path, JSON_COMPACT) < 0)
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write the runtime spec '%s'"), path);
+	else
+		rc = sb_fs_write_changed(path, text, strlen(text), 0644, err);
+	free(text);
 	free(path);
 	json_decref(doc);
 	return rc;
