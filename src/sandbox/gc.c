@@ -183,7 +183,8 @@ static void reconcile_record(struct gc *g, struct sb_box *b)
 	case SB_STATE_STOPPED:
 	case SB_STATE_BROKEN:
 		/* no container belongs to these states: a leftover one holds the disk mounted */
-		if (status || (sb_box_backend(b, NULL) == 0 && b->be->disk_mounted(b->be_state, sb_box_target(b)))) {
+		if (status || sb_box_mounts_staged(b) ||
+		    (sb_box_backend(b, NULL) == 0 && b->be->disk_mounted(b->be_state, sb_box_target(b)))) {
 			struct sb_gc_item *it = add_item(g, "container", b->rec.id, N_("deleted a container left by a stopped sandbox"));
 			if (!g->dry_run)
 				item_result(it, sb_box_teardown(b, 1, &e), &e);

@@ -129,9 +129,6 @@ int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount
  * applies the policy. */
 int sb_mount_resolve(struct sb_mount *out, const char *host, const char *path, int rw,
 		     const struct sb_mount_policy *policy, struct sb_error *err);
-/* Checks an already resolved mount again (e.g. from a record before a restart):
- * the host path must still resolve to itself and pass the policy. */
-int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *policy, struct sb_error *err);
 /* The policy's host rules for host, a path without symlinks; dirfd is the
  * folder there (an O_PATH fd will do) whose entries are checked, or -1 to
  * open it by its path. */

@@ -283,28 +283,6 @@ int sb_mount_parse(struct sb_mount *out, const char *spec, const struct sb_mount
 	return rc;
 }
 
-int sb_mount_check(const struct sb_mount *m, const struct sb_mount_policy *policy, struct sb_error *err)
-{
-	char *host, *path;
-	int rc = resolve_host(&host, m->host, err);
-
-	if (rc < 0)
-		return rc;
-	if (strcmp(host, m->host) != 0)
-		rc = sb_error_set(err, SB_ERR_UNSAFE, _("host path '%s' now resolves to '%s'"), m->host, host);
-	free(host);
-	if (rc == 0)
-		rc = check_host(m->host, -1, policy, err);
-	if (rc == 0 && (rc = normalise(&path, m->path, err)) == 0) {
-		if (strcmp(path, m->path) != 0)
-			rc = sb_error_set(err, SB_ERR_INVALID, _("sandbox path '%s' is not normalised"), m->path);
-		free(path);
-	}
-	if (rc == 0)
-		rc = check_sandbox_path(m->path, err);
-	return rc;
-}
-
 int sb_mount_check_host(const char *host, int dirfd, const struct sb_mount_policy *policy, struct sb_error *err)
 {
 	return check_host(host, dirfd, policy, err);

@@ -294,23 +294,6 @@ Test(mount_policy, state_root_inside_and_above)
 	free(beside);
 }
 
-Test(mount_policy, recheck_detects_a_swapped_symlink)
-{
-	char *d = mkdir_in("swap"), *spec = sb_strdupf("%s:/w:rw", d);
-	struct sb_mount m;
-	struct sb_error err;
-
-	cr_assert_eq(sb_mount_parse(&m, spec, NULL, NULL), 0);
-	cr_assert_eq(sb_mount_check(&m, NULL, NULL), 0);
-	cr_assert_eq(rmdir(d), 0);
-	cr_assert_eq(symlink("/etc", d), 0);
-	cr_assert_eq(sb_mount_check(&m, NULL, &err), SB_ERR_UNSAFE);
-	cr_assert(strstr(err.msg, "/etc") != NULL, "%s", err.msg);
-	sb_mount_clear(&m);
-	free(spec);
-	free(d);
-}
-
 Test(mount_policy, overlapping_sandbox_paths)
 {
 	struct sb_mount ms[3] = { { .path = "/a" }, { .path = "/b" }, { .path = "/ab" } };
