@@ -193,8 +193,9 @@ Test(runsc, spec_is_whole_or_an_error_when_memory_runs_out)
 {
 	struct sb_sandbox_mount mounts[] = { { "/srv/a", "/a", SB_MOUNT_RO }, { "/srv/b", "/b", SB_MOUNT_RW } };
 	struct sb_record rec = { .name = "box", .mounts = mounts, .n_mounts = 2, .memory = 256ULL << 20, .cpus = 1.5 };
+	const char *const staged[] = { "/box/mounts/0", "/box/mounts/1" };
 	struct sb_spec_params p = { .rec = &rec, .rootfs = "/rootfs", .workspace = "/ws", .exchange = "/ex",
-				    .netns_path = "/run/netns/sb-x" };
+				    .netns_path = "/run/netns/sb-x", .mount_sources = staged };
 	struct sb_error err;
 	json_t *want;
 
