@@ -683,3 +683,31 @@ Test(sandbox, run_rm_cleans_up_on_ctrl_c)
 	cr_assert_not(sbf_mounted_below(sboxes));
 	free(sboxes), free(started), free(bin);
 }
+
+/* The diagnostic log's file may take a descriptor the keeper remaps for its
+ * own pipe: with the log on, every boot still works and each runsc call,
+ * the keeper's too, is logged. */
+Test(sandbox, lifecycle_with_the_diagnostic_log_on)
+{
+	char *log = sb_strdupf("%s/diagnostic.log", f.dir), *env0 = sb_strdupf("SANDBENCH_LOG=%s", log);
+	const char *env[] = { env0, NULL };
+	static const char *const steps[][3] = {
+		{ "create", "logged", "--permanent" }, { "stop", "logged", NULL }, { "restore", "logged", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct tu_run r = steps[i][2] ? tu_sandbench(f.dir, env, steps[i][0], steps[i][1], "--image", SBF_IMAGE,
+							     steps[i][2], NULL)
+					      : tu_sandbench(f.dir, env, steps[i][0], steps[i][1], NULL);
+		cr_assert_eq(r.status, 0, "%s with the log on: %s", steps[i][0], r.err);
+		tu_run_free(&r);
+	}
+	struct tu_run r = tu_sandbench(f.dir, env, "exec", "logged", "--", "echo", "ok", NULL);
+	cr_assert_str_eq(r.out, "ok\n", "%s", r.err);
+	tu_run_free(&r);
+	char *text = tu_sh_out("cat %s", log);
+	cr_assert(strstr(text, "create, start") && strstr(text, "checkpoint") && strstr(text, "restore"), "%s", text);
+	free(text);
+	free(env0);
+	free(log);
+}

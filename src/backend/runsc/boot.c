@@ -17,6 +17,7 @@
 
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/log.h"
 #include "internal.h"
 
 #define KILL_WAIT_MS 3000
@@ -158,7 +159,11 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot start sandbox '%s'"), c->sb->rec->name);
 	pid_t pid = fork();
 	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
+		/* the pipe and the log become fds 3 and 4: copies above them first, so
+		 * that neither is overwritten by the other's dup2; the diagnostic log's
+		 * FILE may sit on 3 or 4 too, so the keeper does not write it */
+		int devnull = open("/dev/null", O_RDWR), res = fcntl(p[1], F_DUPFD, 5), log = fcntl(logfd, F_DUPFD, 5);
+		sb_log_set(NULL);
 		setsid();
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 		/* named for ps; in / so that it keeps no directory of the caller busy */
@@ -166,7 +171,7 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 		if (chdir("/") < 0)
 			_exit(126);
 		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
-		    dup2(p[1], 3) < 0 || dup2(logfd, 4) < 0)
+		    res < 0 || log < 0 || dup2(res, 3) < 0 || dup2(log, 4) < 0)
 			_exit(126);
 		syscall(SYS_close_range, 5, ~0U, 0);
 		signal(SIGINT, SIG_IGN);
@@ -234,10 +239,13 @@ int sb_runsc_boot(struct sb_runsc *rs, struct sb_root *root, const struct sb_bac
 	}
 	unlink(p.pid_file);
 	int logfd = open(p.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (logfd < 0)
+	if (logfd < 0) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open the log of sandbox '%s'"), name);
-	else
+	} else {
+		/* the keeper makes these calls and does not log */
+		sb_log("runsc %s %s (in its keeper)", image_path ? "restore" : "create, start", sb->rec->id);
 		rc = keeper_start(&c, logfd, err);
+	}
 	if (logfd >= 0)
 		close(logfd);
 	paths_clear(&p);
