@@ -107,6 +107,7 @@ static int settle_listed(struct sb_sandbox_info *info, struct sb_root *root, str
 		info->rec = b.rec;
 		b.loaded = 0;
 		memset(&b.rec, 0, sizeof(b.rec));
+		derive(info, sb_clock_now());
 	}
 	sb_box_close(&b);
 	return rc == SB_ERR_NOTFOUND ? -1 : 0;
@@ -168,7 +169,6 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 			sb_sandbox_info_clear(&list[n]);
 			continue;
 		}
-		derive(&list[n], now);
 		n++;
 	}
 	lister_close(&l);
@@ -218,8 +218,6 @@ int sb_sandbox_inspect(struct sb_sandbox_info *out, struct sb_root *root, const 
 		rc = sb_error_set(err, SB_ERR_NOTFOUND, _("no sandbox named '%s': it was temporary and the host restarted"),
 				  name);
 	}
-	if (rc == 0)
-		derive(out, sb_clock_now());
 	lister_close(&l);
 	if (rc == 0 && out->rec.network)
 		sb_network_address(out->address, root, name, NULL);
