@@ -44,6 +44,7 @@ static const struct {
 	{ offsetof(struct sb_box, workspace), "workspace" },
 	{ offsetof(struct sb_box, checkpoint), "checkpoint" },
 	{ offsetof(struct sb_box, checkpoint_tmp), "checkpoint.tmp" },
+	{ offsetof(struct sb_box, checkpoint_used), "checkpoint.used" },
 	{ offsetof(struct sb_box, activity), "activity" },
 	{ offsetof(struct sb_box, exec_lock), "exec.lock" },
 	{ offsetof(struct sb_box, sessions), "sessions" },

@@ -41,6 +41,8 @@ int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, 
 		goto out;
 	/* a live exec'd pty at checkpoint time makes the restore fail */
 	sb_box_end_sessions(&b);
+	/* the image the last restore consumed; first, so its space is free for the new one */
+	sb_fs_remove_tree(b.checkpoint_used, &e2);
 	/* checkpoint.img is opened O_EXCL: always a fresh directory */
 	if ((rc = sb_fs_remove_tree(b.checkpoint_tmp, err)) < 0 || (rc = sb_fs_mkdirs(b.checkpoint_tmp, 0700, err)) < 0)
 		goto out;
@@ -111,8 +113,12 @@ int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *
 		free(fallback);
 		goto out;
 	}
-	/* the memory image is consumed: a later stop writes a fresh one */
-	sb_fs_remove_tree(b.checkpoint, &e2);
+	/* the memory image is consumed and must never be restored again (stale
+	 * memory over a newer disk): renamed out of the way, which the record
+	 * save's directory fsync makes durable; the next stop or rm deletes it,
+	 * off restore's path (deleting it here cost 1.4-1.9 ms of each restore) */
+	if (rename(b.checkpoint, b.checkpoint_used) < 0 && errno != ENOENT)
+		sb_fs_remove_tree(b.checkpoint, &e2);
 	sb_box_touch(&b, &e2);
 	rc = sb_record_transition(root, &b.rec, SB_STATE_RUNNING,
 				  fallback ? fallback

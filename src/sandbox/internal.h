@@ -24,7 +24,7 @@ struct sb_box {
 	struct sb_root *root;
 	struct sb_record rec;
 	int loaded;                      /* rec holds the record */
-	char *dir, *rootfs, *upper, *work, *workspace, *checkpoint, *checkpoint_tmp;
+	char *dir, *rootfs, *upper, *work, *workspace, *checkpoint, *checkpoint_tmp, *checkpoint_used;
 	char *activity, *sessions, *hosts, *resolv;
 	char *exec_lock;                 /* held shared by every running exec: reap spares busy sandboxes */
 	char *lower, *exchange;          /* filled by sb_box_target */

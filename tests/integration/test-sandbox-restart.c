@@ -233,3 +233,22 @@ Test(restart, a_checkpoint_of_another_runtime_build_is_not_restored)
 	json_decref(doc);
 	assert_file_kept("build");
 }
+
+/* A restored sandbox whose runtime then dies is cold-started: the memory
+ * image its restore consumed is never loaded again over its newer disk. */
+Test(restart, a_consumed_checkpoint_is_never_restored_again)
+{
+	stopped_with_a_file("once");
+	sb_ok(SB("restore", "once"), "restore");
+	free(sh_in(NULL, "once", "echo newer > /workspace/w"));
+	char *dir = sb_strdupf("%s/sandboxes/once", f.dir);
+	cr_assert_eq(tu_sh("pkill -KILL -f -- '--bundl[e]=%s/bundle'", dir), 0);
+	free(dir);
+	sb_ok(SB("restore", "once"), "restore after the runtime died");
+	json_t *doc = inspect(NULL, "once");
+	cr_assert(strstr(field(doc, "reason"), "cold start"), "%s", field(doc, "reason"));
+	json_decref(doc);
+	char *out = sh_in(NULL, "once", "cat /workspace/w");
+	cr_assert_str_eq(out, "newer\n");
+	free(out);
+}

@@ -139,11 +139,17 @@ Test(sandbox, stop_restore_keeps_files_and_processes)
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "keep", NULL), 0);
 	cr_assert_eq(info.rec.state, SB_STATE_RUNNING);
 	cr_assert(strstr(info.rec.reason, "restored from checkpoint"), "%s", info.rec.reason);
+	/* the consumed image is out of the way until the next stop deletes it */
+	cr_assert_not(info.has_checkpoint, "a running sandbox shows no checkpoint");
 	sb_sandbox_info_clear(&info);
+	char *used = sandbox_path("keep", "checkpoint.used");
+	cr_assert(file_exists(used));
 
 	/* without a checkpoint: a cold start from the kept disk, and the reason says so */
 	r = SB("stop", "keep");
 	tu_run_free(&r);
+	cr_assert_not(file_exists(used), "stop deletes the image the restore consumed");
+	free(used);
 	char *ckpt = sandbox_path("keep", "checkpoint");
 	sb_fs_remove_tree(ckpt, NULL);
 	free(ckpt);
