@@ -79,3 +79,23 @@ int sbf_cgroup_exists(const char *id)
 		closedir(d);
 	return found;
 }
+
+void sbf_ok(struct tu_run r, const char *what)
+{
+	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
+	tu_run_free(&r);
+}
+
+char *sbf_sh(const struct sbf *f, const char *const *env, const char *name, const char *cmd, int *status)
+{
+	struct tu_run r = tu_sandbench(f->dir, env, "exec", name, "--", "sh", "-c", cmd, NULL);
+	char *out = r.out;
+
+	if (status)
+		*status = r.status;
+	else
+		cr_assert_eq(r.status, 0, "%s in %s: %s", cmd, name, r.err);
+	r.out = NULL;
+	tu_run_free(&r);
+	return out;
+}

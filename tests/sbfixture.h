@@ -3,6 +3,7 @@
 #define SB_SBFIXTURE_H
 
 #include "base/root.h"
+#include "testutil.h"
 
 /* The busybox image (image bootstrap --busybox) in the fixture's root. */
 #define SBF_IMAGE "busybox:test"
@@ -22,5 +23,11 @@ int sbf_mounted_below(const char *path);
 int sbf_runsc_has(const struct sbf *f, const char *id);
 /* 1 when some /sys/fs/cgroup/<controller>/<id> exists. */
 int sbf_cgroup_exists(const char *id);
+/* Asserts that a sandbench run succeeded (what names the step), then frees it. */
+void sbf_ok(struct tu_run r, const char *what);
+/* The output (malloc'd) of `sh -c cmd` run by `sandbench exec` in sandbox name
+ * of f's root, with env (may be NULL). *status gets its exit status; with
+ * status NULL a failure fails the test. */
+char *sbf_sh(const struct sbf *f, const char *const *env, const char *name, const char *cmd, int *status);
 
 #endif

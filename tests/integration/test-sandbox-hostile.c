@@ -36,23 +36,6 @@ TestSuite(hostile, .init = setup, .fini = teardown, .timeout = 180);
 
 #define SB(...) tu_sandbench(f.dir, NULL, __VA_ARGS__, NULL)
 
-static void sb_ok(struct tu_run r, const char *what)
-{
-	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-	tu_run_free(&r);
-}
-
-static char *sh_in(const char *name, const char *cmd)
-{
-	struct tu_run r = SB("exec", name, "--", "sh", "-c", cmd);
-	char *out = r.out;
-
-	cr_assert_eq(r.status, 0, "%s: %s", cmd, r.err);
-	r.out = NULL;
-	tu_run_free(&r);
-	return out;
-}
-
 /* sha256 of the host's own name-resolution files: they must never change */
 static char *host_etc_sum(void)
 {
@@ -83,7 +66,7 @@ static void assert_victim_untouched(void)
 /* The sandbox's /etc/hosts names it: it got its own file, read-only. */
 static void assert_own_hosts(const char *name)
 {
-	char *out = sh_in(name, "cat /etc/hosts; echo x > /etc/hosts 2>/dev/null && echo WRITABLE; true");
+	char *out = sbf_sh(&f, NULL, name, "cat /etc/hosts; echo x > /etc/hosts 2>/dev/null && echo WRITABLE; true", NULL);
 
 	cr_assert(strstr(out, name), "no hosts entry for %s: %s", name, out);
 	cr_assert_null(strstr(out, "WRITABLE"), "the guest can write its /etc/hosts");
@@ -100,7 +83,7 @@ static void symlink_etc(const char *name, const char *target)
 
 Test(hostile, guest_cannot_move_its_bound_etc_files)
 {
-	sb_ok(SB("create", "mover", "--image", SBF_IMAGE, "--permanent"), "create");
+	sbf_ok(SB("create", "mover", "--image", SBF_IMAGE, "--permanent"), "create");
 	struct tu_run r = SB("exec", "mover", "--", "sh", "-c", "mv /etc /etc.real && ln -s /x /etc");
 	cr_assert_neq(r.status, 0, "moving /etc over its bound files worked: %s", r.out);
 	tu_run_free(&r);
@@ -111,17 +94,17 @@ Test(hostile, etc_symlinked_to_a_host_folder_across_restore_and_cold_start)
 {
 	char *before = host_etc_sum();
 
-	sb_ok(SB("create", "swap", "--image", SBF_IMAGE, "--permanent"), "create");
-	sb_ok(SB("stop", "swap"), "stop");
+	sbf_ok(SB("create", "swap", "--image", SBF_IMAGE, "--permanent"), "create");
+	sbf_ok(SB("stop", "swap"), "stop");
 	symlink_etc("swap", victim);
 	/* the checkpoint no longer fits the tree: restore falls back to a cold start */
-	sb_ok(SB("restore", "swap"), "restore");
+	sbf_ok(SB("restore", "swap"), "restore");
 	assert_own_hosts("swap");
 	assert_victim_untouched();
 	/* a cold start without any checkpoint */
-	sb_ok(SB("stop", "swap"), "stop");
+	sbf_ok(SB("stop", "swap"), "stop");
 	cr_assert_eq(tu_sh("rm -rf %s/sandboxes/swap/checkpoint", f.dir), 0);
-	sb_ok(SB("restore", "swap"), "cold start");
+	sbf_ok(SB("restore", "swap"), "cold start");
 	assert_own_hosts("swap");
 	assert_victim_untouched();
 	assert_host_etc(before);
@@ -131,8 +114,8 @@ Test(hostile, etc_symlinked_to_etc_leaves_the_hosts_etc_alone)
 {
 	char *before = host_etc_sum();
 
-	sb_ok(SB("create", "loop", "--image", SBF_IMAGE, "--permanent", "--network", "off"), "create");
-	sb_ok(SB("stop", "loop"), "stop");
+	sbf_ok(SB("create", "loop", "--image", SBF_IMAGE, "--permanent", "--network", "off"), "create");
+	sbf_ok(SB("stop", "loop"), "stop");
 	symlink_etc("loop", "/etc");
 	/* inside, /etc -> /etc resolves to nothing: the boot may refuse, but it
 	 * must say why and touch nothing of the host */
@@ -150,7 +133,7 @@ Test(hostile, image_with_a_symlinked_etc_creates_safely)
 	char *digest = tu_sh_out("ls %s/images/rootfs | head -n 1", f.dir);
 	digest[strcspn(digest, "\n")] = '\0';
 	cr_assert_eq(tu_sh("cd %s/images/rootfs/%s && rm -rf etc && ln -s %s etc", f.dir, digest, victim), 0);
-	sb_ok(SB("create", "img", "--image", SBF_IMAGE), "create");
+	sbf_ok(SB("create", "img", "--image", SBF_IMAGE), "create");
 	assert_own_hosts("img");
 	assert_victim_untouched();
 	char *after = host_etc_sum();

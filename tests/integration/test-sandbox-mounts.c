@@ -40,33 +40,6 @@ TestSuite(mounts, .init = setup, .fini = teardown, .timeout = 240);
 
 #define SB(...) tu_sandbench(f.dir, NULL, __VA_ARGS__, NULL)
 
-static void sb_ok(struct tu_run r, const char *what)
-{
-	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-	tu_run_free(&r);
-}
-
-/* Output of a shell command in sandbox name; *status its exit status. */
-static char *sh_in(const char *name, const char *cmd, int *status)
-{
-	struct tu_run r = SB("exec", name, "--", "sh", "-c", cmd);
-	char *out = r.out;
-
-	*status = r.status;
-	r.out = NULL;
-	tu_run_free(&r);
-	return out;
-}
-
-static void sh_ok(const char *name, const char *cmd)
-{
-	int status;
-	char *out = sh_in(name, cmd, &status);
-
-	cr_assert_eq(status, 0, "%s in %s: %s", cmd, name, out);
-	free(out);
-}
-
 /* "top/<rest>": a --mount argument below the host folders */
 static char *host_spec(const char *rest)
 {
@@ -129,43 +102,43 @@ Test(mounts, swapped_folder_refuses_restore_until_it_is_back)
 	char *out;
 	int status;
 
-	sb_ok(SB("create", "a", "--image", SBF_IMAGE, "--mount", parent), "create a");
-	sb_ok(SB("create", "b", "--image", SBF_IMAGE, "--mount", child), "create b");
-	out = sh_in("b", "cat /c/f", &status);
+	sbf_ok(SB("create", "a", "--image", SBF_IMAGE, "--mount", parent), "create a");
+	sbf_ok(SB("create", "b", "--image", SBF_IMAGE, "--mount", child), "create b");
+	out = sbf_sh(&f, NULL, "b", "cat /c/f", &status);
 	cr_assert_str_eq(out, "original\n", "%d", status);
 	free(out);
 	char *staged = box_path("b", "mounts/0");
 	cr_assert(sbf_mounted_below(staged), "b's folder is bound at %s", staged);
-	sb_ok(SB("stop", "b"), "stop b");
+	sbf_ok(SB("stop", "b"), "stop b");
 	cr_assert_not(sbf_mounted_below(staged), "stop unmounts the staged folder");
 
 	/* a, with the parent rw, points b's folder at the host's /etc */
-	sh_ok("a", "mv /p/child /p/child.old && ln -s /etc /p/child");
+	free(sbf_sh(&f, NULL, "a", "mv /p/child /p/child.old && ln -s /etc /p/child", NULL));
 	assert_refused("b", "symbolic link", 1);
 	char *cmd = sb_strdupf("touch /c/%s", strrchr(marker, '/') + 1);
-	out = sh_in("b", cmd, &status);
+	out = sbf_sh(&f, NULL, "b", cmd, &status);
 	cr_assert_neq(status, 0);
 	free(out);
 	free(cmd);
 	cr_assert_neq(stat(marker, &st), 0, "the host's /etc is untouched");
 
 	/* another real folder in its place: a different inode */
-	sh_ok("a", "rm /p/child && mkdir /p/child && echo impostor > /p/child/f");
+	free(sbf_sh(&f, NULL, "a", "rm /p/child && mkdir /p/child && echo impostor > /p/child/f", NULL));
 	assert_refused("b", "another folder", 1);
 
 	/* the original back: restore works and shows the original content */
-	sh_ok("a", "rm -r /p/child && mv /p/child.old /p/child");
-	sb_ok(SB("restore", "b"), "restore b with its folder back");
+	free(sbf_sh(&f, NULL, "a", "rm -r /p/child && mv /p/child.old /p/child", NULL));
+	sbf_ok(SB("restore", "b"), "restore b with its folder back");
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "b", NULL), 0);
 	cr_assert_eq(info.rec.state, SB_STATE_RUNNING);
 	cr_assert(strstr(info.rec.reason, "restored from checkpoint"), "%s", info.rec.reason);
 	sb_sandbox_info_clear(&info);
-	out = sh_in("b", "cat /c/f && echo from-b > /c/new", &status);
+	out = sbf_sh(&f, NULL, "b", "cat /c/f && echo from-b > /c/new", &status);
 	cr_assert_str_eq(out, "original\n", "%d", status);
 	free(out);
 	cr_assert_eq(tu_sh("grep -q from-b %s/P/child/new", top), 0, "rw writes reach the host folder");
 
-	sb_ok(SB("rm", "a", "b"), "rm");
+	sbf_ok(SB("rm", "a", "b"), "rm");
 	char *dir_a = box_path("a", ""), *dir_b = box_path("b", "");
 	cr_assert_not(sbf_mounted_below(dir_a), "nothing of a stays mounted");
 	cr_assert_not(sbf_mounted_below(dir_b), "nothing of b stays mounted");
@@ -185,16 +158,16 @@ Test(mounts, cold_start_is_checked_too)
 	char *out;
 	int status;
 
-	sb_ok(SB("create", "b", "--image", SBF_IMAGE, "--permanent", "--mount", child), "create b");
+	sbf_ok(SB("create", "b", "--image", SBF_IMAGE, "--permanent", "--mount", child), "create b");
 	/* read-only: runsc refuses writes, and so does the host's staged bind */
 	char *staged = box_path("b", "mounts/0");
 	char *opts = mount_options(staged);
 	cr_assert_eq(strncmp(opts, "ro", 2), 0, "staged read-only: %s", opts);
 	free(opts);
-	out = sh_in("b", "touch /c/x", &status);
+	out = sbf_sh(&f, NULL, "b", "touch /c/x", &status);
 	cr_assert_neq(status, 0, "%s", out);
 	free(out);
-	sb_ok(SB("stop", "b"), "stop b");
+	sbf_ok(SB("stop", "b"), "stop b");
 	char *ckpt = box_path("b", "checkpoint");
 	cr_assert_eq(sb_fs_remove_tree(ckpt, NULL), 0);
 	free(ckpt);
@@ -208,14 +181,14 @@ Test(mounts, cold_start_is_checked_too)
 	assert_refused("b", "no longer exists", 0);
 
 	cr_assert_eq(tu_sh("mv %s/P/child.old %s/P/child", top, top), 0);
-	sb_ok(SB("restore", "b"), "restore b with its folder back");
+	sbf_ok(SB("restore", "b"), "restore b with its folder back");
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "b", NULL), 0);
 	cr_assert(strstr(info.rec.reason, "cold start"), "%s", info.rec.reason);
 	sb_sandbox_info_clear(&info);
-	out = sh_in("b", "cat /c/f", &status);
+	out = sbf_sh(&f, NULL, "b", "cat /c/f", &status);
 	cr_assert_str_eq(out, "original\n", "%d", status);
 	free(out);
-	sb_ok(SB("rm", "b"), "rm b");
+	sbf_ok(SB("rm", "b"), "rm b");
 	cr_assert_not(sbf_mounted_below(staged));
 	free(staged);
 	free(child);
@@ -239,14 +212,14 @@ Test(mounts, unrecorded_identity_is_taken_at_the_next_boot)
 	struct sb_sandbox_info info;
 	struct stat st;
 
-	sb_ok(SB("create", "b", "--image", SBF_IMAGE, "--mount", child), "create b");
-	sb_ok(SB("stop", "b"), "stop b");
+	sbf_ok(SB("create", "b", "--image", SBF_IMAGE, "--mount", child), "create b");
+	sbf_ok(SB("stop", "b"), "stop b");
 	forget_identity("b");
 	cr_assert_eq(tu_sh("mv %s/P/child %s/P/child.old && ln -s /etc %s/P/child", top, top, top), 0);
 	assert_refused("b", "symbolic link", 1);
 	cr_assert_eq(tu_sh("rm %s/P/child && mv %s/P/child.old %s/P/child", top, top, top), 0);
 
-	sb_ok(SB("restore", "b"), "restore b");
+	sbf_ok(SB("restore", "b"), "restore b");
 	char *path = sb_strdupf("%s/P/child", top);
 	cr_assert_eq(stat(path, &st), 0);
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "b", NULL), 0);
@@ -261,12 +234,12 @@ Test(mounts, deny_list_is_checked_at_every_boot)
 {
 	char *child = host_spec("P/child:/c");
 
-	sb_ok(SB("create", "b", "--image", SBF_IMAGE, "--mount", child), "create b");
-	sb_ok(SB("stop", "b"), "stop b");
+	sbf_ok(SB("create", "b", "--image", SBF_IMAGE, "--mount", child), "create b");
+	sbf_ok(SB("stop", "b"), "stop b");
 	/* the folder now holds SSH keys: the policy refuses it, as create would */
 	cr_assert_eq(tu_sh("mkdir %s/P/child/.ssh", top), 0);
 	assert_refused("b", "SSH keys", 1);
 	cr_assert_eq(tu_sh("rmdir %s/P/child/.ssh", top), 0);
-	sb_ok(SB("restore", "b"), "restore b");
+	sbf_ok(SB("restore", "b"), "restore b");
 	free(child);
 }

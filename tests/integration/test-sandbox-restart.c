@@ -46,23 +46,6 @@ TestSuite(restart, .init = setup, .fini = teardown, .timeout = 240);
 static const char *const boot_a[] = { "SANDBENCH_BOOT_ID=11111111-1111-4111-8111-111111111111", NULL };
 static const char *const boot_b[] = { "SANDBENCH_BOOT_ID=22222222-2222-4222-8222-222222222222", NULL };
 
-static void sb_ok(struct tu_run r, const char *what)
-{
-	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-	tu_run_free(&r);
-}
-
-static char *sh_in(const char *const *env, const char *name, const char *cmd)
-{
-	struct tu_run r = tu_sandbench(f.dir, env, "exec", name, "--", "sh", "-c", cmd, NULL);
-	char *out = r.out;
-
-	cr_assert_eq(r.status, 0, "%s in %s: %s", cmd, name, r.err);
-	r.out = NULL;
-	tu_run_free(&r);
-	return out;
-}
-
 /* The record of name as `inspect --json` shows it. */
 static json_t *inspect(const char *const *env, const char *name)
 {
@@ -123,8 +106,8 @@ Test(restart, runtime_gone_with_its_network_lists_stopped_and_restores_cold)
 	char name[16];
 	snprintf(name, sizeof(name), "hr%s", names.sfx);
 	nt_host_start(&host, &names, f.dir);
-	sb_ok(SB("create", name, "--image", SBF_IMAGE, "--permanent", "--network", "on"), "create");
-	free(sh_in(NULL, name, "echo kept > /workspace/w; echo rootfs > /root-file"));
+	sbf_ok(SB("create", name, "--image", SBF_IMAGE, "--permanent", "--network", "on"), "create");
+	free(sbf_sh(&f, NULL, name, "echo kept > /workspace/w; echo rootfs > /root-file", NULL));
 	json_t *doc = inspect(NULL, name);
 	char *addr = strdup(field(doc, "address"));
 	json_decref(doc);
@@ -138,17 +121,17 @@ Test(restart, runtime_gone_with_its_network_lists_stopped_and_restores_cold)
 	cr_assert(strstr(field(doc, "reason"), "restore cold-starts it"), "%s", field(doc, "reason"));
 	json_decref(doc);
 
-	sb_ok(SB("restore", name), "restore");
+	sbf_ok(SB("restore", name), "restore");
 	doc = inspect(NULL, name);
 	cr_assert_str_eq(field(doc, "state"), "running");
 	cr_assert(strstr(field(doc, "reason"), "cold start"), "%s", field(doc, "reason"));
 	json_decref(doc);
-	char *out = sh_in(NULL, name, "cat /workspace/w /root-file");
+	char *out = sbf_sh(&f, NULL, name, "cat /workspace/w /root-file", NULL);
 	cr_assert_str_eq(out, "kept\nrootfs\n");
 	free(out);
 	/* the network came back: the test host answers */
 	char *get = nt_http_get_cmd(&host);
-	out = sh_in(NULL, name, get);
+	out = sbf_sh(&f, NULL, name, get, NULL);
 	cr_assert(strstr(out, NT_MARKER), "no answer from the test host: %s", out);
 	free(out);
 	free(get);
@@ -157,9 +140,9 @@ Test(restart, runtime_gone_with_its_network_lists_stopped_and_restores_cold)
 
 Test(restart, changed_boot_id_stops_permanent_and_removes_temporary)
 {
-	sb_ok(tu_sandbench(f.dir, boot_a, "create", "perm", "--image", SBF_IMAGE, "--permanent", NULL), "create perm");
-	sb_ok(tu_sandbench(f.dir, boot_a, "create", "temp", "--image", SBF_IMAGE, "--temporary", NULL), "create temp");
-	free(sh_in(boot_a, "perm", "echo kept > /workspace/w"));
+	sbf_ok(tu_sandbench(f.dir, boot_a, "create", "perm", "--image", SBF_IMAGE, "--permanent", NULL), "create perm");
+	sbf_ok(tu_sandbench(f.dir, boot_a, "create", "temp", "--image", SBF_IMAGE, "--temporary", NULL), "create temp");
+	free(sbf_sh(&f, boot_a, "perm", "echo kept > /workspace/w", NULL));
 
 	/* the first command after the restart reconciles */
 	char *state = listed_state(boot_b, "perm");
@@ -173,12 +156,12 @@ Test(restart, changed_boot_id_stops_permanent_and_removes_temporary)
 	cr_assert(strstr(field(doc, "reason"), "host restarted"), "%s", field(doc, "reason"));
 	json_decref(doc);
 
-	sb_ok(tu_sandbench(f.dir, boot_b, "restore", "perm", NULL), "restore");
-	char *out = sh_in(boot_b, "perm", "cat /workspace/w");
+	sbf_ok(tu_sandbench(f.dir, boot_b, "restore", "perm", NULL), "restore");
+	char *out = sbf_sh(&f, boot_b, "perm", "cat /workspace/w", NULL);
 	cr_assert_str_eq(out, "kept\n");
 	free(out);
-	sb_ok(tu_sandbench(f.dir, boot_b, "stop", "perm", NULL), "stop");
-	sb_ok(tu_sandbench(f.dir, boot_b, "restore", "perm", NULL), "restore again");
+	sbf_ok(tu_sandbench(f.dir, boot_b, "stop", "perm", NULL), "stop");
+	sbf_ok(tu_sandbench(f.dir, boot_b, "restore", "perm", NULL), "restore again");
 	doc = inspect(boot_b, "perm");
 	cr_assert(strstr(field(doc, "reason"), "restored from checkpoint"), "%s", field(doc, "reason"));
 	json_decref(doc);
@@ -194,14 +177,14 @@ static void edit_record(const char *name, const char *edit)
 /* A permanent sandbox with a file in its workspace, stopped. */
 static void stopped_with_a_file(const char *name)
 {
-	sb_ok(SB("create", name, "--image", SBF_IMAGE, "--permanent"), "create");
-	free(sh_in(NULL, name, "echo kept > /workspace/w"));
-	sb_ok(SB("stop", name), "stop");
+	sbf_ok(SB("create", name, "--image", SBF_IMAGE, "--permanent"), "create");
+	free(sbf_sh(&f, NULL, name, "echo kept > /workspace/w", NULL));
+	sbf_ok(SB("stop", name), "stop");
 }
 
 static void assert_file_kept(const char *name)
 {
-	char *out = sh_in(NULL, name, "cat /workspace/w");
+	char *out = sbf_sh(&f, NULL, name, "cat /workspace/w", NULL);
 
 	cr_assert_str_eq(out, "kept\n");
 	free(out);
@@ -212,7 +195,7 @@ Test(restart, a_schema_1_record_keeps_working)
 	stopped_with_a_file("old");
 	/* what wave 1 wrote: no backend, no runtime, no mount identities */
 	edit_record("old", "r[\"schema\"]=1; r.pop(\"backend\"); r.pop(\"runtime\")");
-	sb_ok(SB("restore", "old"), "restore");
+	sbf_ok(SB("restore", "old"), "restore");
 	assert_file_kept("old");
 	json_t *doc;
 	char *path = sb_strdupf("%s/sandboxes/old/sandbox.json", f.dir);
@@ -227,7 +210,7 @@ Test(restart, a_checkpoint_of_another_runtime_build_is_not_restored)
 {
 	stopped_with_a_file("build");
 	edit_record("build", "r[\"runtime\"][\"build\"]=\"runsc:1:2.000000003\"");
-	sb_ok(SB("restore", "build"), "restore");
+	sbf_ok(SB("restore", "build"), "restore");
 	json_t *doc = inspect(NULL, "build");
 	cr_assert(strstr(field(doc, "reason"), "another runtime build"), "%s", field(doc, "reason"));
 	json_decref(doc);
@@ -239,16 +222,16 @@ Test(restart, a_checkpoint_of_another_runtime_build_is_not_restored)
 Test(restart, a_consumed_checkpoint_is_never_restored_again)
 {
 	stopped_with_a_file("once");
-	sb_ok(SB("restore", "once"), "restore");
-	free(sh_in(NULL, "once", "echo newer > /workspace/w"));
+	sbf_ok(SB("restore", "once"), "restore");
+	free(sbf_sh(&f, NULL, "once", "echo newer > /workspace/w", NULL));
 	char *dir = sb_strdupf("%s/sandboxes/once", f.dir);
 	cr_assert_eq(tu_sh("pkill -KILL -f -- '--bundl[e]=%s/bundle'", dir), 0);
 	free(dir);
-	sb_ok(SB("restore", "once"), "restore after the runtime died");
+	sbf_ok(SB("restore", "once"), "restore after the runtime died");
 	json_t *doc = inspect(NULL, "once");
 	cr_assert(strstr(field(doc, "reason"), "cold start"), "%s", field(doc, "reason"));
 	json_decref(doc);
-	char *out = sh_in(NULL, "once", "cat /workspace/w");
+	char *out = sbf_sh(&f, NULL, "once", "cat /workspace/w", NULL);
 	cr_assert_str_eq(out, "newer\n");
 	free(out);
 }
