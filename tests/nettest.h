@@ -22,7 +22,8 @@ struct nt_host {
 
 void nt_names_init(struct nt_names *n);
 /* Writes root/config giving sandboxes of root n's bridge and subnet: tests
- * run in parallel, each on its own. */
+ * run in parallel, each on its own; private ranges (where test hosts are)
+ * are allowed. */
 void nt_config_write(const struct nt_names *n, const char *root);
 /* Starts the test host; its files go to dir/www. Aborts the test on failure. */
 void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/digest.h"
 #include "base/fs.h"
@@ -24,6 +25,31 @@ void sbf_setup(struct sbf *f, const char *tag)
 	cr_assert_eq(r.status, 0, "bootstrap: %s", r.err);
 	tu_run_free(&r);
 	sb_sandbox_process_init(NULL);
+}
+
+void sbf_bash_image(struct sbf *f)
+{
+	char *tree = tu_tempdir("bash-rootfs");
+	cr_assert_not_null(tree);
+	/* the busybox rootfs, then bash and every library ldd names, at their host paths */
+	cr_assert_eq(tu_sh("set -e; src=$(%s/sandbench --root '%s' image inspect %s --json | sed -n "
+			   "'s/.*\"rootfs\": \"\\(.*\\)\".*/\\1/p'); cp -a \"$src/.\" '%s/'; "
+			   "for f in /bin/bash $(ldd /bin/bash | grep -o '/[^ ]*'); do "
+			   "mkdir -p \"%s$(dirname $f)\"; cp -L \"$f\" \"%s$f\"; done; "
+			   "tar -C '%s' -cf '%s.tar' .",
+			   getenv("SB_TOP_BUILDDIR") ? getenv("SB_TOP_BUILDDIR") : ".", f->dir, SBF_IMAGE, tree, tree, tree,
+			   tree, tree),
+		     0, "cannot build the bash rootfs");
+	char *tar = malloc(strlen(tree) + 5);
+	cr_assert_not_null(tar);
+	sprintf(tar, "%s.tar", tree);
+	struct tu_run r = tu_sandbench(f->dir, NULL, "image", "import", tar, "--name", SBF_BASH_IMAGE, "--quiet", NULL);
+	cr_assert_eq(r.status, 0, "import: %s", r.err);
+	tu_run_free(&r);
+	unlink(tar);
+	free(tar);
+	tu_remove(tree);
+	free(tree);
 }
 
 void sbf_teardown(struct sbf *f)

@@ -15,6 +15,11 @@ struct sbf {
 
 /* Makes the root and the busybox image; aborts the test on failure. */
 void sbf_setup(struct sbf *f, const char *tag);
+/* An image holding the busybox one plus the host's /bin/bash and the shared
+ * libraries it needs (ldd), imported offline from a rootfs tar the test
+ * makes: the busybox image has no bash. */
+#define SBF_BASH_IMAGE "bash:test"
+void sbf_bash_image(struct sbf *f);
 /* Removes every sandbox of the root (force), then the root. */
 void sbf_teardown(struct sbf *f);
 /* 1 when path (or a path below it) appears in /proc/self/mountinfo. */

@@ -20,6 +20,7 @@
 #include "draw.h"
 #include "base/i18n.h"
 #include "base/proc.h"
+#include "sandbox/timeline.h"
 #include "theme.h"
 #include "ui.h"
 
@@ -33,10 +34,12 @@
 static int sig_pipe[2] = { -1, -1 };
 static int curses_on;
 
-static const struct ui_pane *const panes[UI_PANE_COUNT] = {
+const struct ui_pane *const ui_panes[UI_PANE_COUNT] = {
 	[UI_PANE_SANDBOXES] = &ui_pane_sandboxes,
 	[UI_PANE_IMAGES] = &ui_pane_images,
 	[UI_PANE_MOUNTS] = &ui_pane_mounts,
+	[UI_PANE_SESSIONS] = &ui_pane_sessions,
+	[UI_PANE_TIMELINE] = &ui_pane_timeline,
 };
 
 static void on_signal(int sig)
@@ -256,6 +259,7 @@ static void apply_layout(struct ui_app *app, int rows, int cols)
 	app->w_shell = win(l->shell);
 	app->w_overlay = newwin(3, 20, 0, 0);
 	ui_shells_resize(app);
+	ui_mirror_resize(app);
 	app->dirty = 1;
 }
 
@@ -305,7 +309,7 @@ static void draw_list(struct ui_app *app)
 	werase(w);
 	for (int p = 0; p < UI_PANE_COUNT; p++) {
 		int n = snprintf(title + len, sizeof(title) - len, p == (int)app->pane ? " [%d %s (%zu)] " : "  %d %s  ", p + 1,
-				 _(panes[p]->title), panes[p]->rows(app));
+				 _(ui_panes[p]->title), ui_panes[p]->rows(app));
 		if (n > 0 && (size_t)n < sizeof(title) - len)
 			len += (size_t)n;
 	}
@@ -313,7 +317,7 @@ static void draw_list(struct ui_app *app)
 		snprintf(title + len, sizeof(title) - len, _("  filter: %s%s"), app->filter,
 			 app->overlay == UI_OV_FILTER ? "_" : "");
 	ui_draw_header(w, title, 1);
-	panes[app->pane]->draw(app, w, app->focus_shell < 0);
+	ui_panes[app->pane]->draw(app, w, app->focus_shell < 0);
 }
 
 static void draw_too_small(struct ui_app *app)
@@ -359,6 +363,12 @@ static void render(struct ui_app *app, int force_shell)
 			return;
 		}
 		wnoutrefresh(app->w_shell);
+	} else if (ui_mirror_active(app)) {
+		ui_mirror_draw(app, force_shell);
+		if (app->overlay == UI_OV_NONE) {
+			doupdate();
+			return;
+		}
 	} else {
 		if (app->w_details) {
 			ui_details_draw(app, app->w_details);
@@ -379,6 +389,9 @@ static void render(struct ui_app *app, int force_shell)
 		break;
 	case UI_OV_SHELLS:
 		ui_shells_list_draw(app);
+		break;
+	case UI_OV_DIFF:
+		ui_diff_draw(app);
 		break;
 	default:
 		break;
@@ -427,7 +440,7 @@ static void pane_key(struct ui_app *app, int key)
 		return;
 	if (!ui_app_may_change(app, a))
 		return;
-	if (ui_app_move(app, a, panes[app->pane]->rows(app), page))
+	if (ui_app_move(app, a, ui_panes[app->pane]->rows(app), page))
 		return;
 	switch (a) {
 	case UI_ACT_QUIT:
@@ -451,12 +464,19 @@ static void pane_key(struct ui_app *app, int key)
 	case UI_ACT_PANE_MOUNTS:
 		app->pane = UI_PANE_MOUNTS;
 		break;
+	case UI_ACT_PANE_SESSIONS:
+		app->pane = UI_PANE_SESSIONS;
+		break;
+	case UI_ACT_PANE_TIMELINE:
+		app->pane = UI_PANE_TIMELINE;
+		break;
 	case UI_ACT_CREATE:
 		ui_form_open(app);
 		break;
 	case UI_ACT_REFRESH:
 		ui_app_reload(app);
 		ui_images_reload(app);
+		ui_sessions_refresh(app, 1);
 		ui_app_message(app, 0, _("refreshed"));
 		break;
 	case UI_ACT_SHELLS:
@@ -469,9 +489,9 @@ static void pane_key(struct ui_app *app, int key)
 			ui_app_message(app, 0, _("no shells attached: Enter on a running sandbox attaches one"));
 		break;
 	default:
-		if (!panes[app->pane]->action(app, a))
+		if (!ui_panes[app->pane]->action(app, a))
 			ui_app_message(app, 1, _("'%s' does not apply to the %s pane"), ui_action_info(a)->name,
-				       _(panes[app->pane]->title));
+				       _(ui_panes[app->pane]->title));
 		break;
 	}
 	app->dirty = 1;
@@ -503,11 +523,16 @@ static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
 	case UI_OV_PROMPT:
 		ui_prompt_key(app, key);
 		return;
+	case UI_OV_DIFF:
+		ui_diff_key(app, key);
+		return;
 	case UI_OV_NONE:
 		break;
 	}
 	if (app->focus_shell >= 0)
 		ui_shell_key(app, (int)ch, is_fn);
+	else if (ui_mirror_active(app))
+		ui_mirror_key(app, (int)ch, is_fn);
 	else
 		pane_key(app, key);
 }
@@ -632,7 +657,7 @@ static int loop(struct ui_app *app)
 		ui_action_reap(app);
 	while (!app->quit) {
 		struct pollfd pfd[128];
-		int n = 0, n_jobs, n_shells, timeout, gen_at = -1;
+		int n = 0, n_jobs, n_shells, n_mirror, n_timeline, timeout, gen_at = -1;
 		long long now = sb_clock_monotonic_ms();
 
 		pfd[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
@@ -641,6 +666,10 @@ static int loop(struct ui_app *app)
 		n += n_jobs;
 		n_shells = ui_shells_pollfds(app, pfd + n, (int)(sizeof(pfd) / sizeof(pfd[0])) - n - 1);
 		n += n_shells;
+		n_mirror = ui_mirror_pollfds(app, pfd + n, (int)(sizeof(pfd) / sizeof(pfd[0])) - n - 1);
+		n += n_mirror;
+		n_timeline = ui_timeline_pollfds(app, pfd + n, (int)(sizeof(pfd) / sizeof(pfd[0])) - n - 1);
+		n += n_timeline;
 		/* a change already noticed is not polled for again until it is handled */
 		if (!t.changes && sb_generation_fd(app->gen) >= 0) {
 			gen_at = n;
@@ -649,8 +678,10 @@ static int loop(struct ui_app *app)
 		timeout = (int)(t.tick - now);
 		if (t.changes && t.changes_at - now < timeout)
 			timeout = (int)(t.changes_at - now);
-		if (app->dirty || ui_shells_want_render(app))
+		if (app->dirty || ui_shells_want_render(app) || ui_mirror_want_render(app))
 			timeout = (int)(last_frame + FRAME_MS - now);
+		if (ui_mirror_busy(app))
+			timeout = 0;   /* the session's items wait in a buffer, not on the socket */
 		if (ui_jobs_running(app) && timeout > 150)
 			timeout = 150;   /* the spinner */
 		if (timeout < 0)
@@ -666,6 +697,8 @@ static int loop(struct ui_app *app)
 		}
 		ui_jobs_io(app, pfd + 2, n_jobs);
 		ui_shells_io(app, pfd + 2 + n_jobs, n_shells);
+		ui_mirror_io(app, pfd + 2 + n_jobs + n_shells, n_mirror);
+		ui_timeline_io(app, pfd + 2 + n_jobs + n_shells + n_mirror, n_timeline);
 		if (gen_at >= 0 && pfd[gen_at].revents)
 			t.changes = 1;
 		now = sb_clock_monotonic_ms();
@@ -675,7 +708,8 @@ static int loop(struct ui_app *app)
 		}
 		run_timers(app, &t, now);
 		/* pace frames while a shell floods output; keys and everything else render at once */
-		if ((app->dirty || ui_shells_want_render(app)) && (now - last_frame >= FRAME_MS || pfd[0].revents)) {
+		if ((app->dirty || ui_shells_want_render(app) || ui_mirror_want_render(app)) &&
+		    (now - last_frame >= FRAME_MS || pfd[0].revents)) {
 			int force = had_overlay && app->overlay == UI_OV_NONE;
 			render(app, force);
 			had_overlay = app->overlay != UI_OV_NONE;
@@ -718,6 +752,8 @@ int ui_run(const struct ui_options *opts)
 		return 1;
 	}
 	sb_sandbox_process_init(NULL);
+	/* what the workbench does is recorded as the workbench's */
+	sb_timeline_set_actor(SB_TIMELINE_WORKBENCH);
 	ui_keymap_defaults(&app.keys);
 	ui_keymap_load_user(&app.keys, warn, sizeof(warn));
 	if (setup_signals() < 0 || start_curses() < 0) {
@@ -750,6 +786,7 @@ int ui_run(const struct ui_options *opts)
 	/* leaving: shells end, sandboxes stay as they are */
 	char left[512];
 	ui_shells_close(&app, NULL);
+	ui_mirror_close(&app);
 	ui_jobs_abandon(&app, left, sizeof(left));
 	close_overlay(&app);
 	delete_windows(&app);
@@ -757,6 +794,9 @@ int ui_run(const struct ui_options *opts)
 	if (left[0])
 		fprintf(stderr, _("sandbench: still running in the background: %s\n"), left);
 	ui_images_free(&app);
+	ui_sessions_free(&app);
+	ui_timeline_free(&app);
+	ui_diff_free(&app);
 	sb_sandbox_list_free(app.sbx, app.n_sbx);
 	free(app.order);
 	free(app.shells);

@@ -110,38 +110,28 @@ void ui_form_draw(struct ui_app *app)
 	}
 }
 
-/* "HOST:PATH[:ro|rw], ..." into mounts; returns the count or -1 (error set). */
-static int parse_mounts(struct form *f, struct sb_sandbox_mount *out, size_t max)
+/* "HOST:PATH[:ro|rw], ..." into mounts, which point into text (cut up in
+ * place): the count, or -1 with the error set. */
+static int parse_mounts(struct form *f, char *text, struct sb_sandbox_mount *out, size_t max)
 {
-	char copy[512], *save = NULL;
+	struct sb_error err;
+	char *save = NULL;
 	size_t n = 0;
 
-	snprintf(copy, sizeof(copy), "%s", f->text[F_MOUNTS]);
-	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		while (*item == ' ')
-			item++;
+	for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		item += strspn(item, " ");
+		for (char *end = item + strlen(item); end > item && end[-1] == ' '; end--)
+			end[-1] = '\0';
 		if (!*item)
 			continue;
-		char *host = item, *path = strchr(item, ':'), *mode;
-		if (!path || n == max) {
-			snprintf(f->error, sizeof(f->error), _("mount '%s': expected HOST:PATH[:ro|rw]"), item);
+		if (n == max) {
+			snprintf(f->error, sizeof(f->error), _("at most %zu host mounts"), max);
 			return -1;
 		}
-		*path++ = '\0';
-		mode = strchr(path, ':');
-		if (mode)
-			*mode++ = '\0';
-		for (char *end = path + strlen(path); end > path && end[-1] == ' '; end--)
-			end[-1] = '\0';
-		int m = mode ? sb_mount_mode_parse(mode) : SB_MOUNT_RO;
-		if (m < 0 || host[0] != '/' || path[0] != '/') {
-			snprintf(f->error, sizeof(f->error), _("mount '%s': paths must be absolute, mode ro or rw"), host);
+		if (sb_sandbox_mount_parse(&out[n++], item, &err) < 0) {
+			snprintf(f->error, sizeof(f->error), "%s", err.msg);
 			return -1;
 		}
-		out[n].host = strdup(host);
-		out[n].path = strdup(path);
-		out[n].mode = (enum sb_mount_mode)m;
-		n++;
 	}
 	return (int)n;
 }
@@ -150,6 +140,7 @@ static void submit(struct ui_app *app, struct form *f)
 {
 	struct sb_sandbox_spec spec = { 0 };
 	struct sb_sandbox_mount mounts[16] = { 0 };
+	char mount_text[sizeof(f->text[F_MOUNTS])];
 	struct sb_error err;
 	int n;
 
@@ -188,17 +179,14 @@ static void submit(struct ui_app *app, struct form *f)
 	}
 	spec.network = f->network;
 	spec.no_exchange = !f->exchange;
-	if ((n = parse_mounts(f, mounts, sizeof(mounts) / sizeof(mounts[0]))) < 0) {
+	snprintf(mount_text, sizeof(mount_text), "%s", f->text[F_MOUNTS]);
+	if ((n = parse_mounts(f, mount_text, mounts, sizeof(mounts) / sizeof(mounts[0]))) < 0) {
 		f->focus = F_MOUNTS;
 		return;
 	}
 	spec.mounts = mounts;
 	spec.n_mounts = (size_t)n;
 	ui_action_create(app, &spec);
-	for (int i = 0; i < n; i++) {
-		free(mounts[i].host);
-		free(mounts[i].path);
-	}
 	ui_form_close(app);
 }
 

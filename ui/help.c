@@ -116,6 +116,8 @@ void ui_help_open(struct ui_app *app)
 	} sections[] = {
 		{ UI_CTX_PANES, N_("In the panes") },
 		{ UI_CTX_SHELL, N_("In an attached shell (every other key goes to the shell)") },
+		{ UI_CTX_WATCH, N_("Watching a session (read-only: nothing you type reaches it)") },
+		{ UI_CTX_CONTROL, N_("Controlling a session (every other key goes to it; the agent's input is refused)") },
 	};
 	char *text = NULL, line[512], keys[64];
 	size_t len = 0;
@@ -140,6 +142,16 @@ void ui_help_open(struct ui_app *app)
 			      "  command run in it (sandbench exec), typing in an attached shell, and an\n"
 			      "  explicit touch (t, or sandbench touch). Output alone is not activity.\n"
 			      "  The reaper runs while the workbench is open, and from 'sandbench reap'.\n"));
+	append(&text, &len, "\n");
+	append(&text, &len, _("Sessions, timeline, diff\n"
+			      "  4 lists the agent sessions of the sandbox selected in 1; Enter mirrors\n"
+			      "  one: its recent output from the log, each line the agent sent shown in\n"
+			      "  bold where it was typed, then live. Watching is not activity. Taking\n"
+			      "  over makes the agent's 'session send' fail ('controlled by a human',\n"
+			      "  exit status 11) until you hand back; what you type is recorded as the\n"
+			      "  human's. 5 is the timeline of the selected sandbox (F follows, / searches,\n"
+			      "  Enter shows an entry's output); D shows what the sandbox changed against\n"
+			      "  its image, its workspace and the exchange folder apart; C copies a file out.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Key bindings come from a table; ~/.config/sandbench/keys.conf overrides\n"
 			      "them (see data/keys.conf for the names).\n"));

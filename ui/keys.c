@@ -45,9 +45,17 @@ static const struct ui_action_info actions[] = {
 	{ UI_ACT_PRUNE, N_("prune"), UI_CTX_PANES, "P", N_("prune unused images"), 1 },
 	{ UI_ACT_SHELLS, N_("shells"), UI_CTX_PANES, "w", N_("list attached shells"), 0 },
 	{ UI_ACT_NEXT_SHELL, N_("next-shell"), UI_CTX_PANES, "]", N_("focus the next attached shell"), 0 },
+	{ UI_ACT_PANE_SESSIONS, N_("sessions"), UI_CTX_PANES, "4", N_("show the sessions of the selected sandbox"), 0 },
+	{ UI_ACT_PANE_TIMELINE, N_("timeline"), UI_CTX_PANES, "5", N_("show the timeline of the selected sandbox"), 0 },
+	{ UI_ACT_FOLLOW, N_("follow"), UI_CTX_PANES, "F", N_("timeline: follow new entries (on/off)"), 0 },
+	{ UI_ACT_DIFF, N_("diff"), UI_CTX_PANES, "D", N_("what the sandbox changed against its image"), 0 },
+	{ UI_ACT_COPY_OUT, N_("copy-out"), UI_CTX_PANES, "C", N_("copy a file out of the sandbox (asks for the host path)"), 0 },
 	{ UI_ACT_PREFIX, N_("prefix"), UI_CTX_SHELL, "C-g", N_("in a shell: back to the panes"), 0 },
 	{ UI_ACT_SCROLL_UP, N_("scroll-up"), UI_CTX_SHELL, "S-PgUp", N_("in a shell: scroll back"), 0 },
 	{ UI_ACT_SCROLL_DOWN, N_("scroll-down"), UI_CTX_SHELL, "S-PgDn", N_("in a shell: scroll forward"), 0 },
+	{ UI_ACT_TAKE_OVER, N_("take-over"), UI_CTX_WATCH, "t C-t", N_("take control: your keys go to the session, the agent's are refused"), 1 },
+	{ UI_ACT_LEAVE, N_("leave"), UI_CTX_WATCH, "q Esc C-g", N_("stop watching, back to the panes"), 0 },
+	{ UI_ACT_HAND_BACK, N_("hand-back"), UI_CTX_CONTROL, "C-t", N_("hand control back to the agent (watching again)"), 0 },
 };
 
 static const struct {

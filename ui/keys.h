@@ -16,14 +16,19 @@ enum ui_action {
 	UI_ACT_EXPIRE, UI_ACT_EXTEND, UI_ACT_TOUCH, UI_ACT_REFRESH, UI_ACT_INSPECT,
 	UI_ACT_FILTER, UI_ACT_SORT, UI_ACT_SORT_REVERSE, UI_ACT_PULL, UI_ACT_PRUNE,
 	UI_ACT_SHELLS, UI_ACT_NEXT_SHELL,
+	UI_ACT_PANE_SESSIONS, UI_ACT_PANE_TIMELINE, UI_ACT_FOLLOW, UI_ACT_DIFF, UI_ACT_COPY_OUT,
 	/* in a shell: the prefix key, then one of these */
 	UI_ACT_PREFIX, UI_ACT_SCROLL_UP, UI_ACT_SCROLL_DOWN,
+	/* watching a session read-only, and controlling it */
+	UI_ACT_TAKE_OVER, UI_ACT_LEAVE, UI_ACT_HAND_BACK,
 	UI_ACT_COUNT
 };
 
-/* Where a binding applies: the panes, or a focused shell (prefix key and
- * scrollback; everything else goes to the shell). */
-enum ui_key_context { UI_CTX_PANES, UI_CTX_SHELL };
+/* Where a binding applies: the panes, a focused shell (prefix key and
+ * scrollback; everything else goes to the shell), a session watched
+ * read-only, and a session the human controls (everything but its bindings
+ * goes to the session). */
+enum ui_key_context { UI_CTX_PANES, UI_CTX_SHELL, UI_CTX_WATCH, UI_CTX_CONTROL };
 
 /* A key is a Unicode codepoint, or an ncurses KEY_* code + UI_KEY_FN. */
 #define UI_KEY_FN 0x200000

@@ -31,8 +31,7 @@ static void put_line(void *user, const char *label, const char *value, int warn)
 
 void ui_details_draw(struct ui_app *app, WINDOW *w)
 {
-	static const struct ui_pane *const panes[] = { &ui_pane_sandboxes, &ui_pane_images, &ui_pane_mounts };
-	const struct ui_pane *p = panes[app->pane];
+	const struct ui_pane *p = ui_panes[app->pane];
 	int width = getmaxx(w);
 	struct details_ctx c = { .w = w, .y = 1, .width = width >= 100 ? width / 2 : width, .label_w = 13 };
 	char title[128];

@@ -234,8 +234,10 @@ static void pull_start(struct ui_app *app, const char *ref)
 	struct pull *p = calloc(1, sizeof(*p));
 	char label[600];
 
-	if (!p)
+	if (!*ref || !p) {
+		free(p);
 		return;
+	}
 	snprintf(p->ref, sizeof(p->ref), "%s", ref);
 	snprintf(label, sizeof(label), _("pulling %s"), ref);
 	ui_job_start(app, label, job_pull, p, image_done, free);

@@ -317,6 +317,11 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	sb_units_format_duration(t, sizeof(t), s->idle_seconds);
 	line_pair(line, ctx, _("Idle"), t, 0);
 	line_pair(line, ctx, _("Network"), s->rec.network ? _("on") : _("off"), s->rec.network);
+	if (s->rec.network) {
+		char *egress = sb_sandbox_egress_text(app->root, &s->rec);
+		line_pair(line, ctx, _("Egress"), egress ? egress : "?", s->rec.egress.mode != SB_EGRESS_DENY_ALL);
+		free(egress);
+	}
 	line_pair(line, ctx, _("Image"), s->rec.image_ref ? s->rec.image_ref : "", 0);
 	line_pair(line, ctx, _("Digest"), s->rec.image_digest, 0);
 	if (s->rec.memory)
@@ -346,6 +351,8 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	line_pair(line, ctx, _("Created"), t, 0);
 	snprintf(buf, sizeof(buf), "%zu", ui_shells_count(app, s->rec.name));
 	line_pair(line, ctx, _("Shells"), buf, 0);
+	if (ui_sessions_summary(app, s->rec.name, buf, sizeof(buf)))
+		line_pair(line, ctx, _("Sessions"), buf, 0);
 }
 
 static int action(struct ui_app *app, enum ui_action a)
@@ -364,6 +371,15 @@ static int action(struct ui_app *app, enum ui_action a)
 		return 1;
 	case UI_ACT_FILTER:
 		ui_filter_open(app);
+		return 1;
+	case UI_ACT_DIFF:
+	case UI_ACT_COPY_OUT:
+		if (!s)
+			ui_app_message(app, 1, _("no sandbox selected"));
+		else if (a == UI_ACT_DIFF)
+			ui_diff_open(app, s->rec.name);
+		else
+			ui_copy_out_ask_path(app, s->rec.name, NULL);
 		return 1;
 	case UI_ACT_SHELL: case UI_ACT_STOP: case UI_ACT_RESTORE: case UI_ACT_REMOVE: case UI_ACT_EXPIRE:
 	case UI_ACT_EXTEND: case UI_ACT_TOUCH: case UI_ACT_INSPECT:

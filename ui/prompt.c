@@ -68,8 +68,7 @@ void ui_prompt_key(struct ui_app *app, int key)
 		ui_prompt_fn fn = p->fn;
 		snprintf(text, sizeof(text), "%s", p->text);
 		ui_overlay_close(app);
-		if (text[0])
-			fn(app, text);
+		fn(app, text);   /* "" too: a search cleared */
 	} else {
 		ui_line_edit(p->text, sizeof(p->text), key);
 	}

@@ -1,7 +1,7 @@
 /* The workbench side of a pseudo-terminal master, driven from a poll loop:
  * non-blocking reads, writes queued and drained on POLLOUT (pasted input is
- * never dropped on EAGAIN), EIO meaning the child side is gone. The session
- * that owns the master (sb_session_open: openpty, setsid, TIOCSCTTY, runsc
+ * never dropped on EAGAIN), EIO meaning the child side is gone. The shell
+ * that owns the master (sb_shell_open: openpty, setsid, TIOCSCTTY, runsc
  * exec --process with "terminal": true) keeps ownership of the fd. */
 #ifndef UI_PTY_H
 #define UI_PTY_H

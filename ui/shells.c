@@ -1,4 +1,4 @@
-/* Attached shells: a library session (pty running runsc exec --process with
+/* Attached shells: a library shell (pty running runsc exec --process with
  * "terminal": true), a pty channel and a terminal widget each. Several at once;
  * one may have the keyboard; the prefix key gives it back to the panes.
  * Closing a shell ends only the shell, never the sandbox. */
@@ -25,7 +25,7 @@
 
 struct ui_shell {
 	char name[SB_SANDBOX_NAME_MAX + 1];
-	struct sb_session *session;
+	struct sb_shell *shell;
 	struct ui_pty *pty;
 	struct ui_term *term;
 	int gone;                    /* the pty reported EIO / EOF */
@@ -73,7 +73,7 @@ static char *pick_shell(struct ui_app *app, const char *name)
 	return shell;
 }
 
-/* A session, its pty channel and terminal: NULL (with a message) on failure. */
+/* A shell, its pty channel and terminal: NULL (with a message) on failure. */
 static struct ui_shell *open_shell(struct ui_app *app, const char *name, char *shell)
 {
 	struct ui_shell *sh = calloc(1, sizeof(*sh));
@@ -86,18 +86,19 @@ static struct ui_shell *open_shell(struct ui_app *app, const char *name, char *s
 		return NULL;
 	}
 	snprintf(sh->name, sizeof(sh->name), "%s", name);
-	if (sb_session_open(&sh->session, app->root, name, argv, (unsigned short)rows, (unsigned short)cols, &err) < 0) {
+	struct sb_shell_opts o = { .argv = argv, .rows = (unsigned short)rows, .cols = (unsigned short)cols };
+	if (sb_shell_open(&sh->shell, app->root, name, &o, &err) < 0) {
 		free(sh);
 		ui_app_message(app, 1, "%s", err.msg);
 		ui_event_add(app, 1, _("%s: cannot attach a shell: %s"), name, err.msg);
 		return NULL;
 	}
-	sh->pty = ui_pty_new(sb_session_fd(sh->session));
+	sh->pty = ui_pty_new(sb_shell_fd(sh->shell));
 	sh->term = ui_term_new(rows, cols, SCROLLBACK_LINES, &term_cbs, sh);
 	if (!sh->pty || !sh->term) {
 		ui_pty_free(sh->pty);
 		ui_term_free(sh->term);
-		sb_session_close(sh->session);
+		sb_shell_close(sh->shell);
 		free(sh);
 		ui_app_message(app, 1, _("out of memory"));
 		return NULL;
@@ -134,7 +135,7 @@ static void drop(struct ui_app *app, size_t i, const char *why)
 	struct ui_shell *sh = app->shells[i];
 
 	ui_event_add(app, 0, _("%s: shell closed (%s)"), sh->name, why);
-	sb_session_close(sh->session);
+	sb_shell_close(sh->shell);
 	ui_pty_free(sh->pty);
 	ui_term_free(sh->term);
 	free(sh);
@@ -228,7 +229,7 @@ void ui_shells_reap(struct ui_app *app)
 		struct ui_shell *sh = app->shells[i];
 		int status = 0;
 		char why[64];
-		if (sb_session_poll(sh->session, &status)) {
+		if (sb_shell_poll(sh->shell, &status)) {
 			snprintf(why, sizeof(why), _("exit status %d"), status);
 		} else if (sh->gone) {
 			if (!sh->gone_at)
@@ -242,19 +243,6 @@ void ui_shells_reap(struct ui_app *app)
 		drop(app, i, why);
 	}
 }
-
-static const struct {
-	int curses;
-	enum ui_term_key key;
-	int mods;
-} fn_keys[] = {
-	{ KEY_UP, UI_TERM_KEY_UP, 0 }, { KEY_DOWN, UI_TERM_KEY_DOWN, 0 }, { KEY_LEFT, UI_TERM_KEY_LEFT, 0 },
-	{ KEY_RIGHT, UI_TERM_KEY_RIGHT, 0 }, { KEY_HOME, UI_TERM_KEY_HOME, 0 }, { KEY_END, UI_TERM_KEY_END, 0 },
-	{ KEY_PPAGE, UI_TERM_KEY_PAGEUP, 0 }, { KEY_NPAGE, UI_TERM_KEY_PAGEDOWN, 0 },
-	{ KEY_IC, UI_TERM_KEY_INS, 0 }, { KEY_DC, UI_TERM_KEY_DEL, 0 }, { KEY_BACKSPACE, UI_TERM_KEY_BACKSPACE, 0 },
-	{ KEY_ENTER, UI_TERM_KEY_ENTER, 0 }, { KEY_BTAB, UI_TERM_KEY_TAB, UI_TERM_MOD_SHIFT },
-	{ KEY_SLEFT, UI_TERM_KEY_LEFT, UI_TERM_MOD_SHIFT }, { KEY_SRIGHT, UI_TERM_KEY_RIGHT, UI_TERM_MOD_SHIFT },
-};
 
 void ui_shell_key(struct ui_app *app, int key, int is_fn)
 {
@@ -279,20 +267,8 @@ void ui_shell_key(struct ui_app *app, int key, int is_fn)
 	/* typing returns a scrolled-back view to the live screen */
 	if (ui_term_scroll_offset(sh->term))
 		ui_term_scroll(sh->term, -ui_term_scroll_offset(sh->term));
-	if (is_fn) {
-		if (key >= KEY_F(1) && key <= KEY_F(12)) {
-			ui_term_key(sh->term, UI_TERM_KEY_F0 + (key - KEY_F0), 0);
-		} else {
-			for (size_t i = 0; i < sizeof(fn_keys) / sizeof(fn_keys[0]); i++)
-				if (fn_keys[i].curses == key)
-					ui_term_key(sh->term, fn_keys[i].key, fn_keys[i].mods);
-		}
-	} else if (key == '\n' || key == '\r') {
-		ui_term_key(sh->term, UI_TERM_KEY_ENTER, 0);
-	} else {
-		ui_term_char(sh->term, (uint32_t)key, 0);
-	}
-	sb_session_activity(sh->session);
+	ui_term_view_key(sh->term, key, is_fn);
+	sb_shell_activity(sh->shell);
 }
 
 void ui_shell_draw(struct ui_app *app, int force)
@@ -320,7 +296,7 @@ void ui_shells_resize(struct ui_app *app)
 		return;   /* the shells keep their size until the screen is usable again */
 	for (size_t i = 0; i < app->n_shells; i++) {
 		ui_term_resize(app->shells[i]->term, rows, cols);
-		sb_session_resize(app->shells[i]->session, (unsigned short)rows, (unsigned short)cols);
+		sb_shell_resize(app->shells[i]->shell, (unsigned short)rows, (unsigned short)cols);
 		app->shells[i]->force = 1;
 	}
 }

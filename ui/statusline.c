@@ -32,6 +32,8 @@ void ui_statusline_draw(struct ui_app *app, WINDOW *w)
 {
 	static const enum ui_action shell_hints[] = { UI_ACT_PREFIX, UI_ACT_SCROLL_UP, UI_ACT_NONE };
 	static const enum ui_action global_hints[] = { UI_ACT_HELP, UI_ACT_QUIT, UI_ACT_NONE };
+	static const enum ui_action watch_hints[] = { UI_ACT_TAKE_OVER, UI_ACT_HAND_BACK, UI_ACT_LEAVE,
+						      UI_ACT_SCROLL_UP, UI_ACT_NONE };
 	int width = getmaxx(w), x = 0;
 	char buf[512];
 
@@ -43,14 +45,13 @@ void ui_statusline_draw(struct ui_app *app, WINDOW *w)
 	}
 	if (ui_jobs_describe(app, buf, sizeof(buf)))
 		x = ui_draw_put(w, 0, 0, width, buf, ui_theme_attr(UI_ROLE_WARN)) + 2;
-	const enum ui_action *hints = app->focus_shell >= 0 ? shell_hints : ui_pane_sandboxes.hints;
-	if (app->focus_shell < 0) {
-		const struct ui_pane *panes[] = { &ui_pane_sandboxes, &ui_pane_images, &ui_pane_mounts };
-		hints = panes[app->pane]->hints;
-	}
+	const enum ui_action *hints = app->focus_shell >= 0 ? shell_hints : ui_panes[app->pane]->hints;
+	if (app->focus_shell < 0 && ui_mirror_active(app))
+		hints = watch_hints;
 	for (size_t i = 0; hints[i] != UI_ACT_NONE && x < width; i++)
 		x = hint(w, x, width, app, hints[i]);
-	for (size_t i = 0; app->focus_shell < 0 && global_hints[i] != UI_ACT_NONE && x < width; i++)
+	int in_panes = app->focus_shell < 0 && !ui_mirror_active(app);
+	for (size_t i = 0; in_panes && global_hints[i] != UI_ACT_NONE && x < width; i++)
 		x = hint(w, x, width, app, global_hints[i]);
 	if (app->opts.readonly && x + 12 < width)
 		ui_draw_text(w, 0, width - 11, 11, _("read-only"), ui_theme_attr(UI_ROLE_WARN), UI_RIGHT);

@@ -124,3 +124,33 @@ int ui_term_view_cursor(WINDOW *w, const struct ui_term *t)
 	wmove(w, row, col);
 	return visible;
 }
+
+static const struct {
+	int curses;
+	enum ui_term_key key;
+	int mods;
+} fn_keys[] = {
+	{ KEY_UP, UI_TERM_KEY_UP, 0 }, { KEY_DOWN, UI_TERM_KEY_DOWN, 0 }, { KEY_LEFT, UI_TERM_KEY_LEFT, 0 },
+	{ KEY_RIGHT, UI_TERM_KEY_RIGHT, 0 }, { KEY_HOME, UI_TERM_KEY_HOME, 0 }, { KEY_END, UI_TERM_KEY_END, 0 },
+	{ KEY_PPAGE, UI_TERM_KEY_PAGEUP, 0 }, { KEY_NPAGE, UI_TERM_KEY_PAGEDOWN, 0 },
+	{ KEY_IC, UI_TERM_KEY_INS, 0 }, { KEY_DC, UI_TERM_KEY_DEL, 0 }, { KEY_BACKSPACE, UI_TERM_KEY_BACKSPACE, 0 },
+	{ KEY_ENTER, UI_TERM_KEY_ENTER, 0 }, { KEY_BTAB, UI_TERM_KEY_TAB, UI_TERM_MOD_SHIFT },
+	{ KEY_SLEFT, UI_TERM_KEY_LEFT, UI_TERM_MOD_SHIFT }, { KEY_SRIGHT, UI_TERM_KEY_RIGHT, UI_TERM_MOD_SHIFT },
+};
+
+void ui_term_view_key(struct ui_term *t, int key, int is_fn)
+{
+	if (is_fn) {
+		if (key >= KEY_F(1) && key <= KEY_F(12)) {
+			ui_term_key(t, UI_TERM_KEY_F0 + (key - KEY_F0), 0);
+			return;
+		}
+		for (size_t i = 0; i < sizeof(fn_keys) / sizeof(fn_keys[0]); i++)
+			if (fn_keys[i].curses == key)
+				ui_term_key(t, fn_keys[i].key, fn_keys[i].mods);
+	} else if (key == '\n' || key == '\r') {
+		ui_term_key(t, UI_TERM_KEY_ENTER, 0);
+	} else {
+		ui_term_char(t, (uint32_t)key, 0);
+	}
+}

@@ -12,4 +12,7 @@ void ui_term_view_draw(WINDOW *w, struct ui_term *t, int force);
 /* Puts the window's cursor where the terminal's is; returns whether it is visible. */
 int ui_term_view_cursor(WINDOW *w, const struct ui_term *t);
 
+/* A curses key (is_fn: a KEY_* code) encoded by the terminal for its program. */
+void ui_term_view_key(struct ui_term *t, int key, int is_fn);
+
 #endif

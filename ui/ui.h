@@ -25,8 +25,9 @@ struct ui_options {
 };
 int ui_run(const struct ui_options *opts);
 
-/* ---- list panes (pane_sandboxes.c, pane_images.c, pane_mounts.c) ---- */
-enum ui_pane_id { UI_PANE_SANDBOXES, UI_PANE_IMAGES, UI_PANE_MOUNTS, UI_PANE_COUNT };
+/* ---- list panes (pane_sandboxes.c, pane_images.c, pane_mounts.c,
+ * pane_sessions.c, pane_timeline.c) ---- */
+enum ui_pane_id { UI_PANE_SANDBOXES, UI_PANE_IMAGES, UI_PANE_MOUNTS, UI_PANE_SESSIONS, UI_PANE_TIMELINE, UI_PANE_COUNT };
 
 struct ui_pane {
 	const char *title;                       /* N_() */
@@ -40,7 +41,9 @@ struct ui_pane {
 	const enum ui_action *hints;             /* UI_ACT_NONE-terminated, for the status line */
 };
 
-extern const struct ui_pane ui_pane_sandboxes, ui_pane_images, ui_pane_mounts;
+extern const struct ui_pane ui_pane_sandboxes, ui_pane_images, ui_pane_mounts, ui_pane_sessions, ui_pane_timeline;
+/* by enum ui_pane_id (app.c) */
+extern const struct ui_pane *const ui_panes[UI_PANE_COUNT];
 
 struct ui_pane_view {
 	size_t selected, top;                    /* selected row, first visible row */
@@ -56,7 +59,7 @@ struct ui_event;
 struct ui_shell;
 struct ui_job;
 
-enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT };
+enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT, UI_OV_DIFF };
 
 /* Running sandboxes whose memory use the list shows: one runsc call each per
  * refresh, so only as many as a screen shows. */
@@ -122,6 +125,9 @@ struct ui_app {
 
 	/* images (pane_images.c keeps its own list) */
 	void *images;
+	/* the sessions and the timeline of the selected sandbox, the session
+	 * mirrored (it has the screen while open), the diff view's state */
+	void *sessions, *timeline, *mirror, *diff;
 };
 
 /* app.c */
@@ -157,6 +163,42 @@ const char *ui_images_ref(struct ui_app *app, size_t i);
 /* Re-lists the images now (changes the library counts re-list them by themselves). */
 void ui_images_reload(struct ui_app *app);
 void ui_images_free(struct ui_app *app);
+
+/* pane_sessions.c: re-lists the selected sandbox's sessions when the
+ * selection moved to another sandbox, when force, or once a second */
+void ui_sessions_refresh(struct ui_app *app, int force);
+void ui_sessions_free(struct ui_app *app);
+/* "2, 1 running" for the selected sandbox name into buf: 1, else 0 */
+int ui_sessions_summary(struct ui_app *app, const char *name, char *buf, size_t size);
+
+/* session_view.c: one session mirrored read-only, taken over on request */
+int ui_mirror_open(struct ui_app *app, const char *sandbox, const char *id);
+void ui_mirror_close(struct ui_app *app);
+int ui_mirror_active(struct ui_app *app);
+int ui_mirror_pollfds(struct ui_app *app, struct pollfd *pfd, int max);
+void ui_mirror_io(struct ui_app *app, const struct pollfd *pfd, int n);
+/* items are buffered: the loop must not wait */
+int ui_mirror_busy(struct ui_app *app);
+int ui_mirror_want_render(struct ui_app *app);
+void ui_mirror_key(struct ui_app *app, int key, int is_fn);
+void ui_mirror_draw(struct ui_app *app, int force);
+void ui_mirror_resize(struct ui_app *app);
+
+/* pane_timeline.c: the selected sandbox's timeline, followed through its watch */
+int ui_timeline_pollfds(struct ui_app *app, struct pollfd *pfd, int max);
+void ui_timeline_io(struct ui_app *app, const struct pollfd *pfd, int n);
+void ui_timeline_free(struct ui_app *app);
+
+/* view_diff.c: what a sandbox changed (an overlay), and copying a file out */
+void ui_diff_open(struct ui_app *app, const char *name);
+void ui_diff_draw(struct ui_app *app);
+void ui_diff_key(struct ui_app *app, int key);
+void ui_diff_free(struct ui_app *app);
+/* Asks for the host path (initial: the file's name in the current directory),
+ * then copies name:path out in a job. */
+void ui_copy_out_ask(struct ui_app *app, const char *name, const char *path);
+/* Asks for the path inside name first (initial may be NULL), then as above. */
+void ui_copy_out_ask_path(struct ui_app *app, const char *name, const char *initial);
 
 /* pane_details.c */
 void ui_details_draw(struct ui_app *app, WINDOW *w);
@@ -197,7 +239,8 @@ void ui_confirm_draw(struct ui_app *app);
 void ui_confirm_key(struct ui_app *app, int key);
 void ui_confirm_close(struct ui_app *app);
 
-/* prompt.c: line editing (1 when key was an edit) and a question in the status line */
+/* prompt.c: line editing (1 when key was an edit) and a question in the status
+ * line; Enter calls fn with the text, "" included, Esc does not */
 int ui_line_edit(char *buf, size_t size, int key);
 typedef void (*ui_prompt_fn)(struct ui_app *app, const char *text);
 void ui_prompt_open(struct ui_app *app, const char *label, const char *initial, ui_prompt_fn fn);

@@ -48,6 +48,9 @@ struct sb_backend_sandbox {
 struct sb_backend_exec {
 	char *const *argv;
 	char *const *env;                    /* "K=V", NULL-terminated; NULL: none */
+	/* "K=V" too, whose values must reach no command line and no file: not
+	 * even for a moment (plain exec only; NULL: none) */
+	char *const *secret_env;
 	const char *cwd;
 	const char *ipid_file;               /* where its pid inside goes (for kill); NULL: nowhere */
 	const char *scratch;                 /* pty: a file the backend may write; the caller removes it */
@@ -97,6 +100,10 @@ struct sb_backend_ops {
 	void (*kill)(void *be, const struct sb_backend_sandbox *sb, const char *ipid_file);
 	/* Writes memory and processes to image_path and stops the container. */
 	int (*checkpoint)(void *be, const struct sb_backend_sandbox *sb, const char *image_path, struct sb_error *err);
+	/* Freezes every process of a running sandbox (its disk stops changing)
+	 * and lets them carry on again; NULL: the backend cannot. */
+	int (*pause)(void *be, const struct sb_backend_sandbox *sb, struct sb_error *err);
+	int (*resume)(void *be, const struct sb_backend_sandbox *sb, struct sb_error *err);
 	/* 1 when the sandbox runs, 0 when its runtime is gone; cheap (no runtime call). */
 	int (*alive)(void *be, const struct sb_backend_sandbox *sb);
 	int (*stats)(struct sb_backend_stats *out, void *be, const struct sb_backend_sandbox *sb, struct sb_error *err);

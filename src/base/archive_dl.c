@@ -33,6 +33,14 @@
 	F(int, archive_read_free, (struct archive *a), (a))                                                         \
 	F(int, archive_write_disk_set_options, (struct archive *a, int flags), (a, flags))                          \
 	F(int, archive_write_set_format_pax_restricted, (struct archive *a), (a))                                   \
+	F(int, archive_write_set_format_gnutar, (struct archive *a), (a))                                           \
+	F(int, archive_write_open_fd, (struct archive *a, int fd), (a, fd))                                         \
+	F(int, archive_write_open, (struct archive *a, void *client, archive_open_callback *o,                      \
+				    archive_write_callback *w, archive_close_callback *c), (a, client, o, w, c))    \
+	F(int, archive_write_set_bytes_per_block, (struct archive *a, int n), (a, n))                               \
+	F(int, archive_write_set_format_raw, (struct archive *a), (a))                                              \
+	F(int, archive_write_add_filter_gzip, (struct archive *a), (a))                                             \
+	F(int, archive_write_add_filter_zstd, (struct archive *a), (a))                                             \
 	F(int, archive_write_open_filename, (struct archive *a, const char *file), (a, file))                       \
 	F(int, archive_write_header, (struct archive *a, struct archive_entry *e), (a, e))                          \
 	F(la_ssize_t, archive_write_data, (struct archive *a, const void *buf, size_t size), (a, buf, size))        \
@@ -45,6 +53,9 @@
 	F(const char *, archive_entry_hardlink, (struct archive_entry *e), (e))                                     \
 	F(const char *, archive_entry_symlink, (struct archive_entry *e), (e))                                      \
 	F(__LA_MODE_T, archive_entry_filetype, (struct archive_entry *e), (e))                                      \
+	F(__LA_MODE_T, archive_entry_mode, (struct archive_entry *e), (e))                                          \
+	F(time_t, archive_entry_mtime, (struct archive_entry *e), (e))                                              \
+	F(struct archive_entry *, archive_entry_clear, (struct archive_entry *e), (e))                              \
 	F(la_int64_t, archive_entry_size, (struct archive_entry *e), (e))                                           \
 	F(int, archive_entry_size_is_set, (struct archive_entry *e), (e))                                           \
 	F(int, archive_entry_xattr_reset, (struct archive_entry *e), (e))                                           \

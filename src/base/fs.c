@@ -80,7 +80,7 @@ int sb_fs_fsync_dir(const char *dir, struct sb_error *err)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int sb_fs_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -100,6 +100,11 @@ static int write_all(int fd, const void *data, size_t len)
 int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		       struct sb_error *err)
 {
+	return sb_fs_replace(path, data, len, mode, 1, err);
+}
+
+int sb_fs_replace(const char *path, const void *data, size_t len, mode_t mode, int sync, struct sb_error *err)
+{
 	char *tmp = sb_strdupf("%s.tmp.%ld", path, (long)getpid());
 	char *dir = NULL;
 	int fd, rc = 0;
@@ -111,7 +116,7 @@ int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
 		goto out;
 	}
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (sb_fs_write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
 		close(fd);
 		unlink(tmp);
@@ -123,6 +128,8 @@ int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 		unlink(tmp);
 		goto out;
 	}
+	if (!sync)
+		goto out;
 	dir = strdup(path);
 	if (!dir) {
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
@@ -153,7 +160,7 @@ int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t m
 	free(old);
 	if (fd < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
-	if (!same && (ftruncate(fd, 0) < 0 || write_all(fd, data, len) < 0))
+	if (!same && (ftruncate(fd, 0) < 0 || sb_fs_write_all(fd, data, len) < 0))
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
 	if (close(fd) < 0 && rc == 0)
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);

@@ -14,10 +14,15 @@ char *sb_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* mkdir -p with the given mode for created components. */
 int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err);
+/* write(2) until all of data is written (EINTR retried); 0, or -1 with errno. */
+int sb_fs_write_all(int fd, const void *data, size_t len);
 /* Writes data to path atomically: temp file in the same directory, fsync,
  * rename, fsync of the directory. A crash leaves the old or the new file. */
 int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		       struct sb_error *err);
+/* The same with sync 0: no fsyncs, so atomic against a crash of the process
+ * but not of the host; for files a host restart throws away anyway. */
+int sb_fs_replace(const char *path, const void *data, size_t len, mode_t mode, int sync, struct sb_error *err);
 /* Writes data to path (O_NOFOLLOW) unless the file holds exactly that
  * already: for files rewritten before every boot, where a truncate and write
  * cost a journal commit each time and are mostly unchanged. Neither atomic

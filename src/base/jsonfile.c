@@ -28,6 +28,11 @@ int sb_json_load(json_t **out, const char *path, size_t max, struct sb_error *er
 
 int sb_json_save(const char *path, const json_t *doc, struct sb_error *err)
 {
+	return sb_json_save_sync(path, doc, 1, err);
+}
+
+int sb_json_save_sync(const char *path, const json_t *doc, int sync, struct sb_error *err)
+{
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	int rc;
 
@@ -35,7 +40,7 @@ int sb_json_save(const char *path, const json_t *doc, struct sb_error *err)
 		return sb_error_set(err, SB_ERR_NOMEM, _("cannot serialise '%s'"), path);
 	size_t n = strlen(text);
 	text[n] = '\n'; /* json_dumps leaves room: replace the NUL, write n+1 bytes */
-	rc = sb_fs_write_atomic(path, text, n + 1, 0644, err);
+	rc = sb_fs_replace(path, text, n + 1, 0644, sync, err);
 	free(text);
 	return rc;
 }

@@ -12,6 +12,8 @@
 int sb_json_load(json_t **out, const char *path, size_t max, struct sb_error *err);
 /* Serialises compactly-but-readably and writes atomically (see sb_fs_write_atomic). */
 int sb_json_save(const char *path, const json_t *doc, struct sb_error *err);
+/* sync 0: without the fsyncs (see sb_fs_replace). */
+int sb_json_save_sync(const char *path, const json_t *doc, int sync, struct sb_error *err);
 
 /* Building: jansson's json_array_append_new and json_object_set_new drop the
  * value when they fail (out of memory), and a document missing a mount or a

@@ -19,8 +19,11 @@
 
 struct capture {
 	int fd;
+	int dst;                 /* tee: where the output goes on, else -1 */
+	int broken;              /* dst's reader went away */
 	char *buf;
 	size_t len, cap, max;
+	unsigned long long total;
 };
 
 #define KEPT_MAX 64
@@ -114,9 +117,30 @@ void sb_proc_reap_orphans(void)
 	}
 }
 
-/* Grows the buffer as output arrives: most programs print little, and a
- * large buffer touched up front would make every later fork copy it. */
-static void capture_read(struct capture *c)
+/* Copies a chunk to the tee's fd whole (waiting when it is non-blocking and
+ * full); 0, or -1 when its reader is gone or it fails. */
+static int forward(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+		} else if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+			poll(&pfd, 1, -1);
+		} else if (w < 0 && errno != EINTR) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Reads one chunk: grows the buffer as output arrives (most programs print
+ * little, and a large buffer touched up front would make every later fork
+ * copy it) and passes it on to the tee's fd. Returns the bytes read, 0 at
+ * EOF (the pipe is closed), -1 when nothing was there. */
+static ssize_t capture_read(struct capture *c)
 {
 	char tmp[8192];
 	ssize_t r = read(c->fd, tmp, sizeof(tmp));
@@ -125,8 +149,17 @@ static void capture_read(struct capture *c)
 		if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
 			close(c->fd);
 			c->fd = -1;
+			return 0;
 		}
-		return;
+		return -1;
+	}
+	c->total += (unsigned long long)r;
+	if (c->dst >= 0 && forward(c->dst, tmp, (size_t)r) < 0) {
+		/* as if the child had written to the fd itself: it gets EPIPE */
+		c->broken = 1;
+		c->dst = -1;
+		close(c->fd);
+		c->fd = -1;
 	}
 	size_t keep = (size_t)r;
 	if (c->len + keep > c->max)
@@ -135,13 +168,14 @@ static void capture_read(struct capture *c)
 		size_t cap = c->cap * 2 > c->len + keep + 1 ? c->cap * 2 : c->len + keep + 1;
 		char *buf = realloc(c->buf, cap);
 		if (!buf)
-			return;
+			return r;
 		c->buf = buf;
 		c->cap = cap;
 	}
 	memcpy(c->buf + c->len, tmp, keep);
 	c->len += keep;
 	c->buf[c->len] = '\0';
+	return r;
 }
 
 static void close_fd(int fd)
@@ -150,13 +184,20 @@ static void close_fd(int fd)
 		close(fd);
 }
 
+/* What the child gets as stdout or stderr: the given fd, or the pipe when
+ * that is captured (none given, or a tee). */
+static int child_fd(const struct sb_proc_opts *o, int given, int pipe_w)
+{
+	return given >= 0 && !o->tee ? given : pipe_w;
+}
+
 static void child_exec(char *const argv[], const struct sb_proc_opts *o, int out_w, int err_w)
 {
 	int in = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	setpgid(0, 0);
-	if (in < 0 || dup2(in, 0) < 0 || dup2(o->stdout_fd >= 0 ? o->stdout_fd : out_w, 1) < 0 ||
-	    dup2(o->stderr_fd >= 0 ? o->stderr_fd : err_w, 2) < 0)
+	if (in < 0 || dup2(in, 0) < 0 || dup2(child_fd(o, o->stdout_fd, out_w), 1) < 0 ||
+	    dup2(child_fd(o, o->stderr_fd, err_w), 2) < 0)
 		_exit(126);
 	sigset_t none;
 	sigemptyset(&none);
@@ -187,9 +228,9 @@ static int spawn(pid_t *pid, char *const argv[], const struct sb_proc_opts *o, i
 	rc = o->stdin_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, o->stdin_fd, 0)
 			      : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (rc == 0)
-		rc = posix_spawn_file_actions_adddup2(&fa, o->stdout_fd >= 0 ? o->stdout_fd : out_w, 1);
+		rc = posix_spawn_file_actions_adddup2(&fa, child_fd(o, o->stdout_fd, out_w), 1);
 	if (rc == 0)
-		rc = posix_spawn_file_actions_adddup2(&fa, o->stderr_fd >= 0 ? o->stderr_fd : err_w, 2);
+		rc = posix_spawn_file_actions_adddup2(&fa, child_fd(o, o->stderr_fd, err_w), 2);
 	if (rc == 0)
 		rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 	if (rc == 0)
@@ -209,7 +250,10 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	static const struct sb_proc_opts defaults = SB_PROC_OPTS_DEFAULT;
 	const struct sb_proc_opts *o = opts ? opts : &defaults;
 	size_t max = o->capture_max ? o->capture_max : 65536;
-	struct capture cap[2] = { { .fd = -1, .cap = 1, .max = max }, { .fd = -1, .cap = 1, .max = max } };
+	struct capture cap[2] = {
+		{ .fd = -1, .dst = o->tee ? o->stdout_fd : -1, .cap = 1, .max = max },
+		{ .fd = -1, .dst = o->tee ? o->stderr_fd : -1, .cap = 1, .max = max },
+	};
 	int pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, status = 0, e = 0;
 	pid_t pid = -1;
 
@@ -251,6 +295,12 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	cap[0].fd = pout[0];
 	cap[1].fd = perr[0];
 	sb_proc_keep(pid, 1);
+	/* a tee's reader that goes away gives EPIPE; SIGPIPE must not end this process */
+	sigset_t pipe_set, old_mask;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	if (o->tee)
+		sigprocmask(SIG_BLOCK, &pipe_set, &old_mask);
 
 	long long deadline = o->timeout_ms > 0 ? sb_clock_monotonic_ms() + o->timeout_ms : 0;
 	int exited = 0;
@@ -294,12 +344,10 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 			for (int i = 0; i < 2; i++) {
 				if (cap[i].fd >= 0)
 					fcntl(cap[i].fd, F_SETFL, O_NONBLOCK);
-				while (cap[i].fd >= 0 && cap[i].len < cap[i].max) {
-					size_t before = cap[i].len;
-					capture_read(&cap[i]);
-					if (cap[i].fd >= 0 && cap[i].len == before)
-						break;
-				}
+				/* a tee passes everything on; a capture stops at its max */
+				while (cap[i].fd >= 0 && (cap[i].dst >= 0 || cap[i].len < cap[i].max) &&
+				       capture_read(&cap[i]) > 0)
+					;
 			}
 			break;
 		}
@@ -317,10 +365,18 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	for (int i = 0; i < 2; i++)
 		if (cap[i].fd >= 0)
 			close(cap[i].fd);
+	if (o->tee) {
+		static const struct timespec now;
+		while ((cap[0].broken || cap[1].broken) && sigtimedwait(&pipe_set, NULL, &now) == SIGPIPE)
+			;
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
 	out->out = cap[0].buf;
 	out->out_len = cap[0].len;
 	out->errout = cap[1].buf;
 	out->err_len = cap[1].len;
+	out->out_total = cap[0].total;
+	out->err_total = cap[1].total;
 	out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (interrupted && !out->timed_out && !exited)
 		return sb_error_set(err, SB_ERR_INTERRUPTED, _("%s was interrupted"), argv[0]);

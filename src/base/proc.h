@@ -14,6 +14,11 @@ struct sb_proc_opts {
 	int stdin_fd;            /* -1: /dev/null */
 	int stdout_fd;           /* -1: captured; otherwise inherited as given */
 	int stderr_fd;           /* -1: captured */
+	/* With stdout_fd or stderr_fd given: the child writes to a pipe and what
+	 * it writes is copied to that fd as it comes, and captured (capture_max)
+	 * as well. A reader that goes away (EPIPE) closes the pipe: the child sees
+	 * EPIPE as it would have on the fd itself. */
+	int tee;
 	/* Runs in the child between fork and exec (namespace set-up); a non-zero
 	 * return makes the child exit 126 without running argv. */
 	int (*pre_exec)(void *arg);
@@ -26,6 +31,7 @@ struct sb_proc_result {
 	char *out;               /* captured stdout, NUL-terminated ("" if none) */
 	char *errout;            /* captured stderr */
 	size_t out_len, err_len;
+	unsigned long long out_total, err_total;   /* bytes written to each captured stream, kept or not */
 };
 
 #define SB_PROC_OPTS_DEFAULT { .timeout_ms = 60000, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 }

@@ -1,4 +1,4 @@
-/* Progress reports from long operations (pull, import, unpack) to a front end.
+/* Progress reports from long operations (pull, push, import, unpack) to a front end.
  * The library calls the callback; it never prints. */
 #ifndef SB_PROGRESS_H
 #define SB_PROGRESS_H
@@ -9,6 +9,7 @@ enum sb_progress_phase {
 	SB_PROGRESS_VERIFY,
 	SB_PROGRESS_UNPACK,      /* a layer is being extracted */
 	SB_PROGRESS_DONE,
+	SB_PROGRESS_UPLOAD,      /* a blob is being pushed (done == total: it was there) */
 };
 
 struct sb_progress_event {

@@ -64,17 +64,25 @@ int sb_cli_print_json(json_t *doc);
 /* The commands. */
 extern const struct sb_cli_command sb_cmd_doctor;
 extern const struct sb_cli_command sb_cmd_image;
+extern const struct sb_cli_command sb_cmd_commit;
+extern const struct sb_cli_command sb_cmd_cp;
 extern const struct sb_cli_command sb_cmd_create;
+extern const struct sb_cli_command sb_cmd_diff;
 extern const struct sb_cli_command sb_cmd_exec;
+extern const struct sb_cli_command sb_cmd_fork;
 extern const struct sb_cli_command sb_cmd_inspect;
 extern const struct sb_cli_command sb_cmd_ls;
+extern const struct sb_cli_command sb_cmd_mcp;
+extern const struct sb_cli_command sb_cmd_network;
 extern const struct sb_cli_command sb_cmd_reap;
 extern const struct sb_cli_command sb_cmd_gc;
 extern const struct sb_cli_command sb_cmd_restore;
 extern const struct sb_cli_command sb_cmd_rm;
 extern const struct sb_cli_command sb_cmd_run;
 extern const struct sb_cli_command sb_cmd_shell;
+extern const struct sb_cli_command sb_cmd_session;
 extern const struct sb_cli_command sb_cmd_stop;
+extern const struct sb_cli_command sb_cmd_timeline;
 extern const struct sb_cli_command sb_cmd_touch;
 extern const struct sb_cli_command sb_cmd_tui;
 

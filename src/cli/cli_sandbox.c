@@ -7,7 +7,6 @@
 #include "cli_sandbox.h"
 #include "base/digest.h"
 #include "base/i18n.h"
-#include "base/jsonfile.h"
 #include "sandbox/record.h"
 
 const char *sb_cli_onoff(int on)
@@ -15,18 +14,22 @@ const char *sb_cli_onoff(int on)
 	return on ? "on" : "off";
 }
 
-json_t *sb_cli_sandbox_json(const struct sb_sandbox_info *info)
+int sb_cli_egress_allow(struct sb_cli_egress *e, const char *item)
 {
-	json_t *doc = sb_record_to_json(&info->rec);
+	if (e->n == SB_CLI_ALLOW_MAX)
+		return -1;
+	e->allow[e->n++] = item;
+	return 0;
+}
 
-	doc = sb_json_set(doc, "last_activity", json_integer(info->last_activity));
-	doc = sb_json_set(doc, "idle_seconds", json_integer(info->idle_seconds));
-	doc = sb_json_set(doc, "expires_in", info->expires_in < 0 ? json_null() : json_integer(info->expires_in));
-	doc = sb_json_set(doc, "checkpoint", json_boolean(info->has_checkpoint));
-	doc = sb_json_set(doc, "workspace", json_string(info->workspace));
-	if (info->address[0])
-		doc = sb_json_set(doc, "address", json_string(info->address));
-	return doc;
+int sb_cli_egress_build(struct sb_egress *out, struct sb_root *root, const struct sb_cli_egress *e,
+			struct sb_error *err)
+{
+	int rc = sb_sandbox_egress_parse(out, root, e->allow, e->n, err);
+
+	if (rc == 0 && e->deny_all)
+		out->mode = SB_EGRESS_DENY_ALL;
+	return rc;
 }
 
 int sb_cli_run_on_sandbox(struct sb_cli *cli, const struct sb_cli_command *cmd, int argc, char **argv,

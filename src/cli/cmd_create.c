@@ -19,6 +19,7 @@ struct create_args {
 	struct sb_sandbox_spec spec;
 	struct sb_sandbox_mount mounts[MAX_ITEMS];
 	struct sb_sandbox_label labels[MAX_ITEMS];
+	struct sb_cli_egress egress;
 	int json;
 };
 
@@ -61,6 +62,8 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		{ "owner", required_argument, NULL, 'o' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "expiry", required_argument, NULL, 'e' },
+		{ "allow", required_argument, NULL, 'A' },
+		{ "deny-all", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,6 +129,13 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("--expiry takes rm or stop"));
 			a.spec.expiry_action = rc;
 			break;
+		case 'A':
+			if (sb_cli_egress_allow(&a.egress, optarg) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("too many --allow rules"));
+			break;
+		case 'D':
+			a.egress.deny_all = 1;
+			break;
 		case 'j':
 			a.json = 1;
 			break;
@@ -137,13 +147,24 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		return sb_cli_usage_error(NULL, &sb_cmd_create, _("expected one sandbox name"));
 	if (!a.spec.image)
 		return sb_cli_usage_error(NULL, &sb_cmd_create, _("--image is required"));
+	if (a.egress.n && a.egress.deny_all)
+		return sb_cli_usage_error(NULL, &sb_cmd_create, _("--allow and --deny-all exclude each other"));
 	a.spec.name = argv[optind];
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return rc;
-	if (sb_sandbox_create(&info, root, &a.spec, &err) < 0)
+	struct sb_egress egress;
+	if (sb_cli_egress_build(&egress, root, &a.egress, &err) < 0)
+		return sb_cli_fail(&err);
+	/* an allow-list or --deny-all is about network on */
+	if (egress.mode != SB_EGRESS_DEFAULT && a.spec.network < 0)
+		a.spec.network = 1;
+	a.spec.egress = &egress;
+	rc = sb_sandbox_create(&info, root, &a.spec, &err);
+	sb_egress_clear(&egress);
+	if (rc < 0)
 		return sb_cli_fail(&err);
 	if (a.json)
-		status = sb_cli_print_json(sb_cli_sandbox_json(&info));
+		status = sb_cli_print_json(sb_sandbox_info_json(&info));
 	else
 		printf("%s\n", info.rec.name);
 	sb_sandbox_info_clear(&info);
@@ -154,7 +175,7 @@ const struct sb_cli_command sb_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME --image REF [--temporary[=IDLE]|--permanent] [--network on|off] "
 		    "[--mount HOST:PATH[:ro|rw]]... [--allow-sensitive-mounts] [--no-exchange] [--memory M] [--cpus N] [--owner O] "
-		    "[--label K=V]... [--expiry rm|stop] [--json]",
+		    "[--label K=V]... [--expiry rm|stop] [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... [--deny-all] [--json]",
 	.summary = N_("create and start a sandbox from an image"),
 	.help = N_("  --image REF          image reference or manifest digest (pinned at create)\n"
 		   "  --temporary[=IDLE]   expire after IDLE without activity (default from the config, 30m)\n"
@@ -168,6 +189,9 @@ const struct sb_cli_command sb_cmd_create = {
 		   "  --owner O            who owns it (e.g. plugin:search)\n"
 		   "  --label K=V          a label (repeatable)\n"
 		   "  --expiry rm|stop     what expiry does to a temporary sandbox\n"
+		   "  --allow RULE         network on, reaching only ADDR[/PREFIX][:PORT] or the rules of\n"
+		   "                       allow_profile @PROFILE (repeatable)\n"
+		   "  --deny-all           network on without any egress\n"
 		   "  --json               print the new sandbox as JSON\n"),
 	.run = create_run,
 };

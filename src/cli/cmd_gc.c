@@ -8,6 +8,7 @@
 #include "sandbox/gc.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
+#include "session/session.h"
 
 static int gc_run(struct sb_cli *cli, int argc, char **argv)
 {
@@ -38,6 +39,17 @@ static int gc_run(struct sb_cli *cli, int argc, char **argv)
 		return rc;
 	if (sb_gc(&items, &n, root, flags, &err) < 0)
 		return sb_cli_fail(&err);
+	/* then the sockets and status of session holders that died */
+	char **stale = NULL;
+	size_t n_stale = 0;
+	sb_session_gc(&stale, &n_stale, root, flags & SB_GC_DRY_RUN, NULL);
+	struct sb_gc_item *all = n_stale ? realloc(items, (n + n_stale) * sizeof(*items)) : items;
+	for (size_t i = 0; all && i < n_stale; i++, n++) {
+		all[n] = (struct sb_gc_item){ .kind = "session", .action = N_("cleaned the session of a dead holder") };
+		snprintf(all[n].name, sizeof(all[n].name), "%s", stale[i]);
+	}
+	items = all ? all : items;
+	sb_session_names_free(stale, n_stale);
 	json_t *arr = json ? json_array() : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_gc_item *it = &items[i];

@@ -1,39 +1,45 @@
 #include "config.h"
 
+#include <getopt.h>
+
 #include "cli.h"
 #include "cmd_image.h"
 #include "base/i18n.h"
-#include "base/jsonfile.h"
 
 static const struct sb_cli_command *const image_commands[] = {
 	&sb_cmd_image_bootstrap,
+	&sb_cmd_image_build,
 	&sb_cmd_image_import,
 	&sb_cmd_image_inspect,
 	&sb_cmd_image_ls,
 	&sb_cmd_image_prune,
 	&sb_cmd_image_pull,
+	&sb_cmd_image_push,
 	&sb_cmd_image_rm,
 	NULL,
 };
 
-json_t *sb_cli_image_json(const struct sb_image_info *info)
+int sb_cli_registry_option(int opt, struct sb_registry_opts *opts, int *quiet, int *json)
 {
-	json_t *layers = json_array(), *refs = json_array(), *used = json_array();
-
-	for (size_t i = 0; i < info->n_layers; i++)
-		layers = sb_json_append(layers, json_pack("{s:s, s:s?, s:I}", "digest", info->layers[i].digest,
-							  "mediaType", info->layers[i].media_type, "size",
-							  (json_int_t)info->layers[i].size));
-	for (size_t i = 0; i < info->n_refs; i++)
-		refs = sb_json_append(refs, json_string(info->refs[i]));
-	for (size_t i = 0; i < info->n_used_by; i++)
-		used = sb_json_append(used, json_string(info->used_by[i]));
-	return json_pack("{s:s?, s:s, s:o, s:s, s:s?, s:s?, s:s?, s:s?, s:I, s:I, s:s, s:o, s:o}", "reference",
-			 info->ref[0] ? info->ref : NULL, "digest", info->digest, "references", refs, "rootfs",
-			 info->rootfs, "platform", info->platform, "created", info->created, "installed",
-			 info->installed, "source", info->source, "size", (json_int_t)info->size, "content_size",
-			 (json_int_t)info->content_size, "config", info->config_digest, "layers", layers, "used_by",
-			 used);
+	switch (opt) {
+	case 'c':
+		opts->creds_file = optarg;
+		return 1;
+	case 'i':
+		opts->insecure = 1;
+		return 1;
+	case 'a':
+		opts->ca_file = optarg;
+		return 1;
+	case 'q':
+		*quiet = 1;
+		return 1;
+	case 'j':
+		*json = 1;
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 static int image_run(struct sb_cli *cli, int argc, char **argv)
@@ -44,7 +50,7 @@ static int image_run(struct sb_cli *cli, int argc, char **argv)
 const struct sb_cli_command sb_cmd_image = {
 	.name = "image",
 	.synopsis = "COMMAND [ARGS]",
-	.summary = N_("manage images: pull, import, bootstrap, ls, inspect, rm, prune"),
+	.summary = N_("manage images: build, pull, push, import, bootstrap, ls, inspect, rm, prune"),
 	.run = image_run,
 	.group = 1,
 };

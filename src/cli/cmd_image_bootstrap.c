@@ -94,7 +94,7 @@ const struct sb_cli_command sb_cmd_image_bootstrap = {
 	.help = N_("  --busybox     build the busybox image from the host's /bin/busybox\n"
 		   "  --debian      build Debian bookworm + python3 with mmdebstrap (no fallback)\n"
 		   "  --mirror URL  Debian mirror (default http://deb.debian.org/debian)\n"
-		   "  --name REF    reference to give it (default sandbench/default:latest)\n"
+		   "  --name REF    reference to give it (default localhost/sandbench/default:latest)\n"
 		   "  --quiet       no progress on the terminal\n"
 		   "  --json        print the result as JSON\n"),
 	.run = bootstrap_run,

@@ -60,7 +60,8 @@ const struct sb_cli_command sb_cmd_image_import = {
 	.synopsis = "PATH [--name REF] [--quiet] [--json]",
 	.summary = N_("import an OCI layout or archive, a docker save tar, or a rootfs tar"),
 	.help = N_("  --name REF   the image's reference (required for a plain rootfs tar;\n"
-		   "               chooses the image when PATH holds several)\n"
+		   "               chooses the image when PATH holds several); without a\n"
+		   "               registry it is put under localhost/, like the input's own name\n"
 		   "  --quiet      no progress on the terminal\n"
 		   "  --json       print the result as JSON\n"),
 	.run = import_run,

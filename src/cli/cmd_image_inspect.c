@@ -1,7 +1,9 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "cmd_image.h"
@@ -17,6 +19,20 @@ static void print_list(const char *label, char *const *items, size_t n)
 	printf("%s\n", n ? "" : "-");
 }
 
+/* The config's process defaults, a line each ("Env", "Cmd", ...) */
+static void print_exec_config(const char *text)
+{
+	json_t *cfg = text ? json_loads(text, 0, NULL) : NULL, *v;
+	const char *key;
+
+	json_object_foreach (cfg, key, v) {
+		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		printf("%-13s%s\n", key, s ? s : json_string_value(v));
+		free(s);
+	}
+	json_decref(cfg);
+}
+
 static void print_info(const struct sb_image_info *im)
 {
 	char size[32], content[32];
@@ -30,6 +46,7 @@ static void print_info(const struct sb_image_info *im)
 	printf("%-13s%s\n", _("created:"), im->created ? im->created : "-");
 	printf("%-13s%s\n", _("installed:"), im->installed ? im->installed : "-");
 	printf("%-13s%s\n", _("source:"), im->source ? im->source : "-");
+	printf("%-13s%s\n", _("parent:"), im->parent[0] ? im->parent : "-");
 	printf("%-13s%s (%s %s)\n", _("size:"), size, content, _("of layer blobs"));
 	printf("%-13s%s\n", _("config:"), im->config_digest);
 	printf("%-13s%s\n", _("rootfs:"), im->rootfs);
@@ -39,6 +56,7 @@ static void print_info(const struct sb_image_info *im)
 		printf("  %s  %s  %s\n", im->layers[i].digest, size,
 		       im->layers[i].media_type ? im->layers[i].media_type : "");
 	}
+	print_exec_config(im->exec_config);
 	print_list(_("used by:"), im->used_by, im->n_used_by);
 }
 
@@ -57,7 +75,7 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 	if (sb_image_inspect(&info, root, argv[optind], &err) < 0)
 		return sb_cli_fail(&err);
 	if (json)
-		status = sb_cli_print_json(sb_cli_image_json(&info));
+		status = sb_cli_print_json(sb_image_info_json(&info));
 	else
 		print_info(&info);
 	sb_image_info_clear(&info);

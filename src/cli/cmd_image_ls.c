@@ -13,12 +13,13 @@ static void print_table(const struct sb_image_info *list, size_t n)
 {
 	char size[32];
 
-	printf("%-40s %-12s %-10s %-16s %s\n", _("REFERENCE"), _("DIGEST"), _("SIZE"), _("PLATFORM"), _("USED BY"));
+	printf("%-40s %-12s %-10s %-16s %-12s %s\n", _("REFERENCE"), _("DIGEST"), _("SIZE"), _("PLATFORM"), _("PARENT"),
+	       _("USED BY"));
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_image_info *im = &list[i];
 		sb_units_format_size(size, sizeof(size), im->size, SB_UNITS_TEXT);
-		printf("%-40s %-12.12s %-10s %-16s ", im->ref[0] ? im->ref : _("<none>"), sb_digest_hex(im->digest),
-		       size, im->platform ? im->platform : "-");
+		printf("%-40s %-12.12s %-10s %-16s %-12.12s ", im->ref[0] ? im->ref : _("<none>"), sb_digest_hex(im->digest),
+		       size, im->platform ? im->platform : "-", im->parent[0] ? sb_digest_hex(im->parent) : "-");
 		for (size_t u = 0; u < im->n_used_by; u++)
 			printf("%s%s", u ? "," : "", im->used_by[u]);
 		printf("%s\n", im->n_used_by ? "" : "-");
@@ -42,7 +43,7 @@ static int ls_run(struct sb_cli *cli, int argc, char **argv)
 	if (json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
-			arr = sb_json_append(arr, sb_cli_image_json(&list[i]));
+			arr = sb_json_append(arr, sb_image_info_json(&list[i]));
 		status = sb_cli_print_json(arr);
 	} else {
 		print_table(list, n);

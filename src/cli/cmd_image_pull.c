@@ -13,11 +13,7 @@
 static int pull_run(struct sb_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "creds", required_argument, NULL, 'c' },
-		{ "insecure", no_argument, NULL, 'i' },
-		{ "ca-file", required_argument, NULL, 'a' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'j' },
+		SB_CLI_REGISTRY_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sb_registry_opts opts = { 0 };
@@ -29,25 +25,8 @@ static int pull_run(struct sb_cli *cli, int argc, char **argv)
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "q", options, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			opts.creds_file = optarg;
-			break;
-		case 'i':
-			opts.insecure = 1;
-			break;
-		case 'a':
-			opts.ca_file = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
+		if (!sb_cli_registry_option(opt, &opts, &quiet, &json))
 			return sb_cli_usage_error("image", &sb_cmd_image_pull, _("invalid option"));
-		}
 	}
 	if (optind == argc)
 		return sb_cli_usage_error("image", &sb_cmd_image_pull, _("an image reference is needed"));

@@ -2,6 +2,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "cli.h"
@@ -21,7 +22,7 @@ static void print_time(const char *label, long long t)
 	printf("%-14s %s\n", label, buf);
 }
 
-static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_stats *st)
+static void print_info(struct sb_root *root, const struct sb_sandbox_info *s, const struct sb_sandbox_stats *st)
 {
 	char a[32], b[32];
 
@@ -38,8 +39,15 @@ static void print_info(const struct sb_sandbox_info *s, const struct sb_sandbox_
 	}
 	printf("%-14s %s\n", _("image:"), s->rec.image_ref[0] ? s->rec.image_ref : "-");
 	printf("%-14s %s\n", _("digest:"), s->rec.image_digest);
+	if (s->rec.parent[0])
+		printf("%-14s %s (%s)\n", _("forked from:"), s->rec.parent, s->rec.parent_id);
 	printf("%-14s %s%s%s%s\n", _("network:"), sb_cli_onoff(s->rec.network), s->address[0] ? " (" : "", s->address,
 	       s->address[0] ? ")" : "");
+	if (s->rec.network) {
+		char *egress = sb_sandbox_egress_text(root, &s->rec);
+		printf("%-14s %s\n", _("egress:"), egress ? egress : "?");
+		free(egress);
+	}
 	printf("%-14s %s\n", _("workspace:"), s->workspace);
 	printf("%-14s %s\n", _("exchange:"), sb_cli_onoff(s->rec.exchange));
 	for (size_t i = 0; i < s->rec.n_mounts; i++)
@@ -83,7 +91,7 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 		return sb_cli_fail(&err);
 	have_stats = info.rec.state == SB_STATE_RUNNING && sb_sandbox_stats(&stats, root, argv[optind], &err) == 0;
 	if (json) {
-		json_t *doc = sb_cli_sandbox_json(&info);
+		json_t *doc = sb_sandbox_info_json(&info);
 		if (have_stats)
 			doc = sb_json_set(doc, "stats", json_pack("{s:I, s:I, s:I, s:I}", "memory_usage",
 								  (json_int_t)stats.memory_usage, "memory_limit",
@@ -91,7 +99,7 @@ static int inspect_run(struct sb_cli *cli, int argc, char **argv)
 								  (json_int_t)stats.cpu_ns, "pids", (json_int_t)stats.pids));
 		status = sb_cli_print_json(doc);
 	} else {
-		print_info(&info, have_stats ? &stats : NULL);
+		print_info(root, &info, have_stats ? &stats : NULL);
 	}
 	sb_sandbox_info_clear(&info);
 	return status;

@@ -88,7 +88,7 @@ static int ls_run(struct sb_cli *cli, int argc, char **argv)
 	if (json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
-			arr = sb_json_append(arr, sb_cli_sandbox_json(&list[i]));
+			arr = sb_json_append(arr, sb_sandbox_info_json(&list[i]));
 		status = sb_cli_print_json(arr);
 	} else {
 		print_table(list, n);

@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "cli.h"
+#include "cli_sandbox.h"
 #include "base/i18n.h"
 #include "base/proc.h"
 #include "sandbox/sandbox.h"
@@ -27,11 +28,15 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 		{ "rm", no_argument, NULL, 'r' },
 		{ "image", required_argument, NULL, 'i' },
 		{ "network", required_argument, NULL, 'n' },
+		{ "allow", required_argument, NULL, 'A' },
+		{ "deny-all", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sb_sandbox_spec spec = { .kind = SB_KIND_TEMPORARY, .network = -1 };
 	struct sb_exec_opts opts = { .stdin_fd = 0, .stdout_fd = 1, .stderr_fd = 2 };
 	struct sb_exec_result res = { 0 };
+	struct sb_cli_egress ce = { .n = 0 };
+	struct sb_egress egress;
 	struct sb_root *root;
 	struct sb_error err, e2;
 	unsigned char rnd[4];
@@ -53,6 +58,13 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 			if (spec.network < 0)
 				return sb_cli_usage_error(NULL, &sb_cmd_run, _("--network takes on or off"));
 			break;
+		case 'A':
+			if (sb_cli_egress_allow(&ce, optarg) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_run, _("too many --allow rules"));
+			break;
+		case 'D':
+			ce.deny_all = 1;
+			break;
 		default:
 			return sb_cli_usage_error(NULL, &sb_cmd_run, _("invalid option"));
 		}
@@ -64,8 +76,15 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 	snprintf(name, sizeof(name), "run-%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3]);
 	spec.name = name;
 	opts.argv = argv + optind;
+	if (ce.n && ce.deny_all)
+		return sb_cli_usage_error(NULL, &sb_cmd_run, _("--allow and --deny-all exclude each other"));
 	if ((rc = sb_cli_root(&root, cli)) != 0)
 		return SB_EXIT_EXEC_FAILED;
+	if (sb_cli_egress_build(&egress, root, &ce, &err) < 0)
+		return (sb_cli_fail(&err), SB_EXIT_EXEC_FAILED);
+	if (egress.mode != SB_EGRESS_DEFAULT && spec.network < 0)
+		spec.network = 1;
+	spec.egress = &egress;
 	/* Ctrl-C ends the command, never the clean-up */
 	struct sigaction sa = { .sa_handler = on_signal };
 	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
@@ -78,6 +97,7 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 	else
 		rc = got_signal ? 128 + got_signal : res.exit_code;
 	sb_exec_result_clear(&res);
+	sb_egress_clear(&egress);
 	sb_proc_interrupt(0);
 	/* an interrupted create may have left a broken sandbox: it is ours to remove */
 	if ((remove || !created) && sb_sandbox_remove(root, name, SB_REMOVE_FORCE, &e2) < 0 &&
@@ -94,10 +114,12 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 
 const struct sb_cli_command sb_cmd_run = {
 	.name = "run",
-	.synopsis = "[--rm] --image REF [--network on|off] -- CMD [ARG]...",
+	.synopsis = "[--rm] --image REF [--network on|off] [--allow RULE]... [--deny-all] -- CMD [ARG]...",
 	.summary = N_("run one command in a new temporary sandbox"),
 	.help = N_("  --rm             remove the sandbox afterwards (also on Ctrl-C)\n"
 		   "  --image REF      the image\n"
-		   "  --network on|off network access (default off)\n"),
+		   "  --network on|off network access (default off)\n"
+		   "  --allow RULE     network on, reaching only ADDR[/PREFIX][:PORT] or @PROFILE (repeatable)\n"
+		   "  --deny-all       network on without any egress\n"),
 	.run = run_run,
 };

@@ -41,17 +41,17 @@ static int pump(int from, int to)
 	return (int)n;
 }
 
-static void follow_size(struct sb_session *s)
+static void follow_size(struct sb_shell *s)
 {
 	struct winsize ws;
 
 	if (ioctl(0, TIOCGWINSZ, &ws) == 0)
-		sb_session_resize(s, ws.ws_row, ws.ws_col);
+		sb_shell_resize(s, ws.ws_row, ws.ws_col);
 }
 
-static int loop(struct sb_session *s, int sfd)
+static int loop(struct sb_shell *s, int sfd)
 {
-	int master = sb_session_fd(s), status = 0, stdin_open = 1, by_signal = 0;
+	int master = sb_shell_fd(s), status = 0, stdin_open = 1, by_signal = 0;
 
 	for (;;) {
 		struct pollfd pfd[3] = {
@@ -67,7 +67,7 @@ static int loop(struct sb_session *s, int sfd)
 			if (pump(0, master) < 0)
 				stdin_open = 0;
 			else
-				sb_session_activity(s);
+				sb_shell_activity(s);
 		}
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
@@ -81,15 +81,15 @@ static int loop(struct sb_session *s, int sfd)
 				}
 			}
 		}
-		if (sb_session_poll(s, &status))
+		if (sb_shell_poll(s, &status))
 			break;
 	}
 	/* what the shell wrote last, then its status (the pty may report EOF first) */
 	while (pump(master, 1) > 0)
 		;
 	if (!by_signal)
-		sb_session_wait(s, 5000, &status);
-	sb_session_close(s);
+		sb_shell_wait(s, 5000, &status);
+	sb_shell_close(s);
 	return status;
 }
 
@@ -99,7 +99,7 @@ static int shell_run(struct sb_cli *cli, int argc, char **argv)
 	static const int sigs[] = { SIGWINCH, SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT };
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 	struct termios saved, raw;
-	struct sb_session *s;
+	struct sb_shell *s;
 	struct sb_root *root;
 	struct sb_error err;
 	sigset_t mask, old;
@@ -115,7 +115,8 @@ static int shell_run(struct sb_cli *cli, int argc, char **argv)
 		return rc;
 	if (tty)
 		ioctl(0, TIOCGWINSZ, &ws);
-	if (sb_session_open(&s, root, argv[optind], NULL, ws.ws_row, ws.ws_col, &err) < 0)
+	struct sb_shell_opts o = { .rows = ws.ws_row, .cols = ws.ws_col };
+	if (sb_shell_open(&s, root, argv[optind], &o, &err) < 0)
 		return sb_cli_fail(&err);
 	/* signals arrive through a signalfd: the loop restores the terminal on each way out */
 	sigemptyset(&mask);
@@ -130,7 +131,7 @@ static int shell_run(struct sb_cli *cli, int argc, char **argv)
 	} else {
 		tty = 0;
 	}
-	rc = sfd < 0 ? (sb_session_close(s), SB_EXIT_FAILURE) : loop(s, sfd);
+	rc = sfd < 0 ? (sb_shell_close(s), SB_EXIT_FAILURE) : loop(s, sfd);
 	if (tty)
 		tcsetattr(0, TCSANOW, &saved);
 	if (sfd >= 0)

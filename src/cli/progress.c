@@ -16,6 +16,7 @@ static const char *const phase_names[] = {
 	[SB_PROGRESS_VERIFY] = N_("verifying"),
 	[SB_PROGRESS_UNPACK] = N_("unpacking"),
 	[SB_PROGRESS_DONE] = N_("done"),
+	[SB_PROGRESS_UPLOAD] = N_("uploading"),
 };
 
 /* Redraws at most this often: a terminal is slow next to a fast unpack. */

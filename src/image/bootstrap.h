@@ -10,7 +10,7 @@
 #include "base/progress.h"
 #include "base/root.h"
 
-#define SB_IMAGE_DEFAULT_NAME "sandbench/default:latest"
+#define SB_IMAGE_DEFAULT_NAME "localhost/sandbench/default:latest"
 #define SB_BOOTSTRAP_DEFAULT_MIRROR "http://deb.debian.org/debian"
 #define SB_BOOTSTRAP_DEFAULT_BUSYBOX "/bin/busybox"
 

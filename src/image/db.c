@@ -15,6 +15,47 @@
 #define DB_FILE "images/refs.json"
 #define DB_MAX (64u << 20)
 #define RECORD_MAX (1u << 20)
+/* Set in an index whose names of local images are under localhost/. */
+#define LOCAL_NAMES "local_names"
+
+/* Images made here were once recorded under Docker's default registry (a
+ * name without one became "docker.io/..."): the bootstrapped default was
+ * "docker.io/sandbench/default:latest". Their names move to localhost/ as the
+ * index is loaded (a writer's next save keeps that): only names of images
+ * whose recorded source is not a pull, and never onto a name that is taken.
+ * Once: the index then says LOCAL_NAMES, and a docker.io name given since is
+ * the user's. The images are pinned by digest, so sandboxes made from them
+ * are unchanged. */
+static int move_local_names(json_t *db)
+{
+	json_t *refs = sb_image_db_refs(db), *images = sb_image_db_images(db), *old, *v;
+	const char *ref, *source;
+	int rc;
+
+	if (json_is_true(json_object_get(db, LOCAL_NAMES)))
+		return 0;
+	old = json_array();
+	rc = old && json_object_set_new(db, LOCAL_NAMES, json_true()) == 0 ? 0 : SB_ERR_NOMEM;
+
+	json_object_foreach(refs, ref, v) {
+		source = json_string_value(json_object_get(json_object_get(images, json_string_value(v)), "source"));
+		if (rc == 0 && source && strncmp(source, "pull ", 5) != 0 && !strncmp(ref, "docker.io/", 10) &&
+		    json_array_append_new(old, json_string(ref)) < 0)
+			rc = SB_ERR_NOMEM;
+	}
+	for (size_t i = 0; rc == 0 && i < json_array_size(old); i++) {
+		const char *name = json_string_value(json_array_get(old, i)) + strlen("docker.io/");
+		char *local = sb_strdupf("localhost/%s", name + (strncmp(name, "library/", 8) ? 0 : 8));
+		v = json_object_get(refs, json_string_value(json_array_get(old, i)));
+		if (!local || (!json_object_get(refs, local) && json_object_set(refs, local, v) < 0))
+			rc = SB_ERR_NOMEM;
+		else if (json_equal(json_object_get(refs, local), v))
+			json_object_del(refs, json_string_value(json_array_get(old, i)));
+		free(local);
+	}
+	json_decref(old);
+	return rc;
+}
 
 int sb_image_db_load(json_t **out, struct sb_root *root, struct sb_error *err)
 {
@@ -27,13 +68,15 @@ int sb_image_db_load(json_t **out, struct sb_root *root, struct sb_error *err)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	rc = sb_json_load(&db, path, DB_MAX, err);
 	if (rc == SB_ERR_NOTFOUND) {
-		db = json_pack("{s:i, s:{}, s:{}}", "schema", 1, "refs", "images");
+		db = json_pack("{s:i, s:{}, s:{}, s:b}", "schema", 1, "refs", "images", LOCAL_NAMES, 1);
 		rc = db ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	} else if (rc == 0) {
 		schema = json_object_get(db, "schema");
 		if (!json_is_integer(schema) || json_integer_value(schema) != 1 ||
 		    !json_is_object(json_object_get(db, "refs")) || !json_is_object(json_object_get(db, "images")))
 			rc = sb_error_set(err, SB_ERR_FORMAT, _("'%s' is not a schema 1 image index"), path);
+		else if (move_local_names(db) < 0)
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
 	free(path);
 	if (rc < 0) {
@@ -176,6 +219,8 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 	out->created = dup_member(meta, "created");
 	out->installed = dup_member(meta, "installed");
 	out->source = dup_member(meta, "source");
+	const char *parent = json_string_value(json_object_get(meta, "parent"));
+	snprintf(out->parent, sizeof(out->parent), "%s", parent ? parent : "");
 	out->size = (unsigned long long)json_integer_value(json_object_get(meta, "size"));
 	out->content_size = (unsigned long long)json_integer_value(json_object_get(meta, "content_size"));
 	fail = !out->rootfs || fill_layers(out, json_object_get(meta, "layers")) < 0 ||

@@ -428,7 +428,8 @@ int sb_image_import(struct sb_image_import_result *out, struct sb_root *root, co
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (im.opts->name && (rc = sb_image_canonical_ref(out->ref, im.opts->name, err)) < 0)
+	/* made here, not pulled: a name without a registry goes under localhost/ */
+	if (im.opts->name && (rc = sb_image_local_ref(out->ref, im.opts->name, err)) < 0)
 		return rc;
 	/* shared: prune (exclusive) must not take the blobs before install records them */
 	if ((rc = sb_root_lock(root, SB_LOCK_SHARED, err)) < 0)
@@ -444,7 +445,7 @@ int sb_image_import(struct sb_image_import_result *out, struct sb_root *root, co
 	if (rc < 0)
 		goto out;
 	/* an input's own name that is not a valid reference is dropped, not fatal */
-	if (!out->ref[0] && im.name[0] && sb_image_canonical_ref(out->ref, im.name, NULL) < 0)
+	if (!out->ref[0] && im.name[0] && sb_image_local_ref(out->ref, im.name, NULL) < 0)
 		out->ref[0] = '\0';
 	source = im.opts->source ? strdup(im.opts->source) : sb_strdupf("import %s", path);
 	rc = source ? sb_image_install_from(root, out->ref[0] ? out->ref : NULL, out->digest, source,

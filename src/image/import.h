@@ -15,7 +15,8 @@ struct sb_image_import_opts {
 	/* Reference to record. NULL: the name the input carries (index.json
 	 * annotation, docker RepoTags; a bare tag is put after the file's base
 	 * name). Required for a rootfs tar. When the input holds several images it
-	 * also chooses the one whose name matches. */
+	 * also chooses the one whose name matches. Either is recorded as made here
+	 * (sb_image_local_ref: without a registry it goes under localhost/). */
 	const char *name;
 	const char *source;                  /* recorded as the image's source; NULL: "import PATH" */
 	const struct sb_progress *progress;

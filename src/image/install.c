@@ -255,7 +255,7 @@ static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const 
 	return 0;
 }
 
-static void now_rfc3339(char *buf, size_t size)
+void sb_image_now_rfc3339(char *buf, size_t size)
 {
 	time_t t = time(NULL);
 	struct tm tm;
@@ -264,7 +264,8 @@ static void now_rfc3339(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static json_t *image_meta(const struct image_doc *doc, const char *source, unsigned long long size)
+static json_t *image_meta(const struct image_doc *doc, const char *source, const char *parent,
+			  unsigned long long size)
 {
 	json_t *layers = json_array();
 	unsigned long long content = 0;
@@ -276,12 +277,13 @@ static json_t *image_meta(const struct image_doc *doc, const char *source, unsig
 		layers = sb_json_append(layers, json_pack("{s:s, s:s, s:I}", "digest", l->digest, "mediaType",
 							  l->media_type, "size", (json_int_t)l->size));
 	}
-	now_rfc3339(installed, sizeof(installed));
+	sb_image_now_rfc3339(installed, sizeof(installed));
 	snprintf(platform, sizeof(platform), "%s/%s%s%s", doc->config.os, doc->config.arch,
 		 doc->config.variant ? "/" : "", doc->config.variant ? doc->config.variant : "");
-	return json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:I, s:I, s:o}", "config", doc->manifest.config.digest,
+	return json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:s?, s:I, s:I, s:o}", "config", doc->manifest.config.digest,
 			 "platform", platform, "created", doc->config.created, "installed", installed, "source",
-			 source, "size", (json_int_t)size, "content_size", (json_int_t)content, "layers", layers);
+			 source, "parent", parent, "size", (json_int_t)size, "content_size", (json_int_t)content,
+			 "layers", layers);
 }
 
 /* What dead installs left is cleaned by the next one; failing to clean it
@@ -297,7 +299,7 @@ static void sweep_quietly(struct sb_root *root)
 /* Under the exclusive lock: publishes the unpacked tree (unless another
  * install got there first) and records the image and its reference. */
 static int commit(struct sb_root *root, const char *ref_name, const char *digest, const struct image_doc *doc,
-		  const char *tmp, const char *source, struct sb_error *err)
+		  const char *tmp, const char *source, const char *base, struct sb_error *err)
 {
 	char *rootfs = sb_image_rootfs_path(root, digest), *parent = sb_root_file(root, "images/rootfs");
 	unsigned long long size = 0;
@@ -324,7 +326,7 @@ static int commit(struct sb_root *root, const char *ref_name, const char *digest
 	if (!json_object_get(images, digest)) {
 		if ((rc = sb_fs_tree_size(&size, rootfs, err)) < 0)
 			goto out;
-		meta = image_meta(doc, source, size);
+		meta = image_meta(doc, source, base, size);
 		if (!meta || json_object_set_new(images, digest, meta) < 0) {
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 			goto out;
@@ -342,8 +344,9 @@ out:
 	return rc;
 }
 
-int sb_image_install_from(struct sb_root *root, const char *ref_name, const char *manifest_digest,
-			  const char *source, const struct sb_progress *progress, struct sb_error *err)
+int sb_image_install_child(struct sb_root *root, const char *ref_name, const char *manifest_digest,
+			   const char *source, const char *parent, const struct sb_progress *progress,
+			   struct sb_error *err)
 {
 	char *rootfs = NULL, *tmp = NULL, canonical[SB_IMAGE_REF_MAX];
 	struct image_doc doc;
@@ -369,7 +372,7 @@ int sb_image_install_from(struct sb_root *root, const char *ref_name, const char
 	if (lstat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
 		rc = unpack_all(&tmp, &lock_fd, root, manifest_digest, &doc, progress, err);
 	if (rc == 0 && (rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) == 0)
-		rc = commit(root, ref_name ? canonical : NULL, manifest_digest, &doc, tmp, source, err);
+		rc = commit(root, ref_name ? canonical : NULL, manifest_digest, &doc, tmp, source, parent, err);
 	sb_root_unlock(root);
 	if (rc == 0)
 		sb_progress_emit(progress, &(struct sb_progress_event){ .phase = SB_PROGRESS_DONE, .item = manifest_digest });
@@ -382,6 +385,12 @@ out:
 	free(rootfs);
 	image_doc_clear(&doc);
 	return rc;
+}
+
+int sb_image_install_from(struct sb_root *root, const char *ref_name, const char *manifest_digest,
+			  const char *source, const struct sb_progress *progress, struct sb_error *err)
+{
+	return sb_image_install_child(root, ref_name, manifest_digest, source, NULL, progress, err);
 }
 
 int sb_image_install(struct sb_root *root, const char *ref_name, const char *manifest_digest,

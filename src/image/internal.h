@@ -14,6 +14,7 @@
 
 /* ROOT/images/refs.json, the image store's index (internal to the store):
  *   {"schema": 1,
+ *    "local_names": true (images made here are named under localhost/),
  *    "refs":   {"<canonical ref>": "<manifest digest>"},
  *    "images": {"<manifest digest>": {"config", "platform", "created", "installed",
  *               "source", "size", "content_size", "layers": [{"digest", "mediaType", "size"}]}}}
@@ -41,6 +42,8 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err);
  * (a JSON object used as a set) when not NULL. */
 int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes,
 			struct sb_error *err);
+/* Now, UTC, as "2026-01-02T03:04:05Z" (size >= 21). */
+void sb_image_now_rfc3339(char *buf, size_t size);
 /* ROOT/images/rootfs/<hex> (malloc'd). */
 char *sb_image_rootfs_path(const struct sb_root *root, const char *digest);
 

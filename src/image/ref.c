@@ -129,3 +129,25 @@ void sb_image_ref_clear(struct sb_image_ref *ref)
 	free(ref->digest);
 	memset(ref, 0, sizeof(*ref));
 }
+
+int sb_image_ref_local(char **out, const char *s, struct sb_error *err)
+{
+	const char *slash = s ? strchr(s, '/') : NULL;
+	struct sb_image_ref ref;
+	int rc;
+
+	*out = NULL;
+	if (s && strchr(s, '@'))
+		return sb_error_set(err, SB_ERR_INVALID, _("invalid image reference '%s': a new image has no digest yet"), s);
+	char *full = s && !(slash && is_registry(s, (size_t)(slash - s))) ? sb_strdupf("localhost/%s", s)
+									 : s ? strdup(s) : NULL;
+	if (s && !full)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if ((rc = sb_image_ref_parse(&ref, full ? full : s, err)) == 0) {
+		if (!(*out = sb_image_ref_format(&ref)))
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		sb_image_ref_clear(&ref);
+	}
+	free(full);
+	return rc;
+}

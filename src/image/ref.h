@@ -19,6 +19,11 @@ struct sb_image_ref {
 int sb_image_ref_parse(struct sb_image_ref *ref, const char *s, struct sb_error *err);
 /* Canonical form "registry/repository[:tag][@digest]" (malloc'd, NULL on OOM). */
 char *sb_image_ref_format(const struct sb_image_ref *ref);
+/* The canonical name of an image made on this machine (commit, build): a
+ * reference without a registry goes under "localhost/" (podman's habit),
+ * never under a public registry's name ("tools" -> "localhost/tools:latest");
+ * one with a registry is kept. A digest is refused. *out is malloc'd. */
+int sb_image_ref_local(char **out, const char *s, struct sb_error *err);
 void sb_image_ref_clear(struct sb_image_ref *ref);
 
 #endif

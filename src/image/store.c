@@ -6,6 +6,8 @@
 
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "image/blob_store.h"
+#include "image/manifest.h"
 #include "internal.h"
 #include "image/ref.h"
 #include "image/store.h"
@@ -19,6 +21,20 @@ struct lookup {
 	int by_ref;                   /* matched a recorded reference (not just a digest) */
 };
 
+/* Moves a formatted reference (malloc'd, NULL when out of memory) into out. */
+static int take_ref(char out[SB_IMAGE_REF_MAX], char *s, struct sb_error *err)
+{
+	int rc;
+
+	if (!s)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	rc = strlen(s) < SB_IMAGE_REF_MAX ? 0 : sb_error_set(err, SB_ERR_INVALID, _("image reference '%s' is too long"), s);
+	if (rc == 0)
+		strcpy(out, s);
+	free(s);
+	return rc;
+}
+
 int sb_image_canonical_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err)
 {
 	struct sb_image_ref ref;
@@ -29,13 +45,17 @@ int sb_image_canonical_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct 
 		return rc;
 	s = sb_image_ref_format(&ref);
 	sb_image_ref_clear(&ref);
-	if (!s)
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	rc = strlen(s) < SB_IMAGE_REF_MAX ? 0 : sb_error_set(err, SB_ERR_INVALID, _("image reference '%s' is too long"), s);
-	if (rc == 0)
-		strcpy(out, s);
-	free(s);
-	return rc;
+	return take_ref(out, s, err);
+}
+
+int sb_image_local_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err)
+{
+	char *s;
+	int rc;
+
+	if ((rc = sb_image_ref_local(&s, name, err)) < 0)
+		return rc;
+	return take_ref(out, s, err);
 }
 
 static int find_prefix(struct lookup *out, json_t *images, const char *s, struct sb_error *err)
@@ -79,6 +99,25 @@ static int lookup_ref(struct lookup *out, json_t *db, const struct sb_image_ref 
 	return digest != NULL;
 }
 
+/* A name without a registry may be one made here: "tools" finds
+ * localhost/tools:latest when docker.io/library/tools:latest is not recorded.
+ * 1 when found, else 0. */
+static int lookup_local(struct lookup *out, json_t *db, const char *s)
+{
+	char name[SB_IMAGE_REF_MAX];
+	const char *digest;
+
+	if (strchr(s, '@') || sb_image_local_ref(name, s, NULL) < 0)
+		return 0;
+	digest = json_string_value(json_object_get(sb_image_db_refs(db), name));
+	if (!digest)
+		return 0;
+	out->by_ref = 1;
+	snprintf(out->ref, sizeof(out->ref), "%s", name);
+	snprintf(out->digest, sizeof(out->digest), "%s", digest);
+	return 1;
+}
+
 /* Finds what s names: a recorded reference, an installed digest (alone or
  * pinned in a reference), or a unique digest prefix. */
 static int lookup(struct lookup *out, json_t *db, const char *s, struct sb_error *err)
@@ -95,6 +134,8 @@ static int lookup(struct lookup *out, json_t *db, const char *s, struct sb_error
 	} else if (sb_image_ref_parse(&ref, s, NULL) == 0) {
 		rc = lookup_ref(out, db, &ref, err);
 		sb_image_ref_clear(&ref);
+		if (rc == 0)
+			rc = lookup_local(out, db, s);
 	}
 	if (rc < 0)
 		return rc;
@@ -127,9 +168,29 @@ int sb_image_resolve(struct sb_image_info *out, struct sb_root *root, const char
 	return resolve(out, root, ref_or_digest, 0, err);
 }
 
+/* The config's "config" member (what a process starts with) as compact JSON. */
+static int read_exec_config(struct sb_image_info *out, struct sb_root *root, struct sb_error *err)
+{
+	char *text = NULL;
+	size_t len;
+	int rc = sb_blob_get(&text, &len, root, out->config_digest, SB_MANIFEST_MAX, err);
+	json_t *doc = rc == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	json_t *cfg = json_object_get(doc, "config");
+
+	if (rc == 0 && json_is_object(cfg) && !(out->exec_config = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS)))
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	json_decref(doc);
+	free(text);
+	return rc;
+}
+
 int sb_image_inspect(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest, struct sb_error *err)
 {
-	return resolve(out, root, ref_or_digest, 1, err);
+	int rc = resolve(out, root, ref_or_digest, 1, err);
+
+	if (rc == 0 && (rc = read_exec_config(out, root, err)) < 0)
+		sb_image_info_clear(out);
+	return rc;
 }
 
 static void free_strings(char **v, size_t n)
@@ -148,6 +209,7 @@ void sb_image_info_clear(struct sb_image_info *info)
 	free(info->created);
 	free(info->installed);
 	free(info->source);
+	free(info->exec_config);
 	for (size_t i = 0; i < info->n_layers; i++)
 		free(info->layers[i].media_type);
 	free(info->layers);

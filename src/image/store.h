@@ -6,6 +6,7 @@
 #ifndef SB_IMAGE_STORE_H
 #define SB_IMAGE_STORE_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "base/digest.h"
@@ -30,6 +31,9 @@ struct sb_image_info {
 	char *created;                       /* from the image config, may be NULL */
 	char *installed;                     /* RFC 3339 UTC time of the install */
 	char *source;                        /* where it came from ("import ...", "pull ...") */
+	char parent[SB_DIGEST_STR_LEN];      /* the image it was committed on top of; "" for none */
+	char *exec_config;                   /* inspect only: the config's process defaults (Env, Cmd,
+					      * WorkingDir, User, Labels, ...) as compact JSON; NULL: none */
 	unsigned long long size;             /* bytes of the unpacked rootfs */
 	unsigned long long content_size;     /* bytes of the layer blobs */
 	struct sb_image_layer *layers;
@@ -56,19 +60,33 @@ int sb_image_install(struct sb_root *root, const char *ref_name, const char *man
 int sb_image_install_from(struct sb_root *root, const char *ref_name, const char *manifest_digest,
 			  const char *source, const struct sb_progress *progress, struct sb_error *err);
 
+/* Installs like sb_image_install_from, recording parent (a manifest digest,
+ * NULL for none) as the image it was made from. */
+int sb_image_install_child(struct sb_root *root, const char *ref_name, const char *manifest_digest,
+			   const char *source, const char *parent, const struct sb_progress *progress,
+			   struct sb_error *err);
+
 /* The canonical form of a reference, as the store records it
  * ("python:3.12" -> "docker.io/library/python:3.12"). */
 int sb_image_canonical_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err);
+/* The canonical name of an image made on this machine (bootstrap, import,
+ * commit, build): sb_image_ref_local ("tools" -> "localhost/tools:latest"),
+ * into a buffer. Lookups of a name without a registry find it as well. */
+int sb_image_local_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_error *err);
 
 /* Finds an installed image by reference ("python:3.12", canonical or not,
  * "name@sha256:..."), by manifest digest, or by a unique prefix of at least 6
- * hex digits of it. SB_ERR_NOTFOUND when there is none. */
+ * hex digits of it. A name without a registry that is not recorded under
+ * docker.io is looked up under localhost/ (images made here). SB_ERR_NOTFOUND
+ * when there is none. */
 int sb_image_resolve(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest,
 		     struct sb_error *err);
-/* resolve plus the sandboxes using it (used_by). */
+/* resolve plus the sandboxes using it (used_by) and exec_config. */
 int sb_image_inspect(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest,
 		     struct sb_error *err);
 void sb_image_info_clear(struct sb_image_info *info);
+/* An image as JSON, the same for ls, inspect and results. New reference. */
+json_t *sb_image_info_json(const struct sb_image_info *info);
 
 /* A row per reference, sorted, then the images without any (by digest), all
  * with used_by filled: what `image ls` shows. */

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/name.h"
+#include "net/egress.h"
 #include "net/network.h"
 #include "base/root.h"
 
@@ -59,6 +60,25 @@ int sb_nat_add(uint32_t addr, struct sb_error *err);
 int sb_nat_remove(uint32_t addr, struct sb_error *err);
 /* Removes bridge from the table; deletes the table when no bridge is left. */
 int sb_nat_remove_bridge(const char *bridge, struct sb_error *err);
+
+/* Egress policies (net/egress.h, egress_nft.c): a table of their own. ensure
+ * creates or refreshes it and adds bridge; remove_bridge takes bridge out and
+ * deletes the table when no bridge is left. Callers hold the host network lock.
+ * The egress objects of the sandbox at addr:
+ * apply creates or replaces them in one transaction; nameservers (host
+ * order) stay reachable on port 53 under the default policy. remove deletes
+ * what exists of them. denials reads and clears the recorded denials. chains
+ * lists the addresses that have a chain of this tag (for gc). Callers hold
+ * the host network lock for apply and remove. */
+#define SB_EGRESS_TABLE "sandbench_egress"
+int sb_egress_nft_ensure(const char *bridge, struct sb_error *err);
+int sb_egress_nft_remove_bridge(const char *bridge, struct sb_error *err);
+int sb_egress_nft_apply(const char *tag, uint32_t addr, const struct sb_egress *e, int allow_private,
+			const uint32_t *nameservers, size_t n_ns, struct sb_error *err);
+int sb_egress_nft_remove(const char *tag, uint32_t addr, struct sb_error *err);
+int sb_egress_nft_denials(struct sb_egress_denial **out, size_t *count, const char *tag, uint32_t addr,
+			  struct sb_error *err);
+int sb_egress_nft_chains(uint32_t **out, size_t *count, const char *tag, struct sb_error *err);
 
 /* runsc's own network stack (--network=sandbox) on kernels where this runsc
  * mistakes every network namespace for the root one (it tests for

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +33,8 @@ struct net_ctx {
 	char bridge[16];
 	struct sb_subnet subnet;
 	const char *const *resolv_sources;
+	const struct sb_egress *egress;
+	int allow_private;
 	char alias[32];          /* the bridge's ifalias: marks it as this root's */
 	int lock_fd;
 };
@@ -73,6 +76,8 @@ static int ctx_init(struct net_ctx *c, struct sb_root *root, const struct sb_net
 	c->name = name;
 	c->lock_fd = -1;
 	c->resolv_sources = cfg && cfg->resolv_sources ? cfg->resolv_sources : sb_resolv_default_sources;
+	c->egress = cfg ? cfg->egress : NULL;
+	c->allow_private = cfg ? cfg->allow_private : 0;
 	if (name && (rc = sb_name_check(name, _("sandbox name"), err)) < 0)
 		return rc;
 	if (!valid_ifname(bridge))
@@ -258,6 +263,34 @@ static int write_resolv(struct sb_netinfo *n, const struct net_ctx *c, struct sb
 	return rc;
 }
 
+/* The nameservers of the sandbox's resolv.conf (which names only IPv4 ones). */
+static size_t read_nameservers(uint32_t *out, size_t max, const struct net_ctx *c)
+{
+	char *path = resolv_path(c), *text = NULL, *save = NULL;
+	size_t n = 0;
+
+	if (path)
+		sb_fs_read_file(&text, NULL, path, 1 << 16, NULL);
+	free(path);
+	for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line && n < max; line = strtok_r(NULL, "\n", &save)) {
+		char value[64];
+		struct in_addr in;
+		if (sscanf(line, "nameserver %63s", value) == 1 && inet_pton(AF_INET, value, &in) == 1)
+			out[n++] = ntohl(in.s_addr);
+	}
+	free(text);
+	return n;
+}
+
+static int apply_egress(const struct net_ctx *c, uint32_t addr, struct sb_error *err)
+{
+	static const struct sb_egress fallback = { .mode = SB_EGRESS_DEFAULT };
+	uint32_t ns[8];
+	size_t n = read_nameservers(ns, sizeof(ns) / sizeof(ns[0]), c);
+
+	return sb_egress_nft_apply(c->tag, addr, c->egress ? c->egress : &fallback, c->allow_private, ns, n, err);
+}
+
 /* Removes what exists of one sandbox's objects; the first error is kept. */
 static int remove_sandbox_objects(const struct net_ctx *c, struct sb_error *err)
 {
@@ -271,6 +304,8 @@ static int remove_sandbox_objects(const struct net_ctx *c, struct sb_error *err)
 		if (link_exists(n.veth) && (r = ip(err, "link", "del", "dev", n.veth, NULL)) < 0 && rc == 0)
 			rc = r;
 		if ((r = sb_nat_remove(addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
+			rc = r;
+		if ((r = sb_egress_nft_remove(c->tag, addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
 			rc = r;
 	}
 	if (access(n.netns_path, F_OK) == 0 && (r = ip(rc == 0 ? err : NULL, "netns", "del", n.netns, NULL)) < 0 &&
@@ -297,6 +332,8 @@ static int remove_bridge_if_unused(const struct net_ctx *c, struct sb_error *err
 		return rc;
 	if ((rc = bridge_owned(c, NULL)) == 1 && (rc = ip(err, "link", "del", "dev", c->bridge, NULL)) < 0)
 		return rc;
+	if ((rc = sb_egress_nft_remove_bridge(c->bridge, err)) < 0)
+		return rc;
 	return sb_nat_remove_bridge(c->bridge, err);
 }
 
@@ -312,10 +349,12 @@ int sb_network_setup(struct sb_netinfo *out, struct sb_root *root, const struct 
 		return rc;
 	int fresh = sb_lease_find(&addr, root, name, NULL) == SB_ERR_NOTFOUND;
 	if ((rc = ensure_bridge(&c, err)) == 0 && (rc = sb_nat_ensure(c.bridge, err)) == 0 &&
+	    (rc = sb_egress_nft_ensure(c.bridge, err)) == 0 &&
 	    (rc = sb_lease_take(&addr, root, &c.subnet, name, err)) == 0) {
 		fill_info(out, &c, addr);
-		if ((rc = ensure_netns(out, err)) == 0 && (rc = sb_nat_add(addr, err)) == 0)
-			rc = write_resolv(out, &c, err);
+		if ((rc = ensure_netns(out, err)) == 0 && (rc = write_resolv(out, &c, err)) == 0 &&
+		    (rc = apply_egress(&c, addr, err)) == 0)
+			rc = sb_nat_add(addr, err);
 	}
 	if (rc < 0) {
 		sb_error_wrap(err, _("cannot set up the network of sandbox '%s'"), name);
@@ -360,6 +399,43 @@ int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cf
 	if (rc < 0)
 		sb_error_wrap(err, _("cannot remove the network of sandbox '%s'"), name);
 	return rc;
+}
+
+int sb_network_egress_update(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
+			     struct sb_error *err)
+{
+	struct sb_netinfo n;
+	struct net_ctx c;
+	uint32_t addr;
+	int rc = ctx_init(&c, root, cfg, name, err);
+
+	if (rc < 0 || (rc = host_lock(&c, err)) < 0)
+		return rc;
+	if (sb_lease_find(&addr, root, name, NULL) == 0) {
+		fill_info(&n, &c, addr);
+		if (access(n.netns_path, F_OK) == 0)
+			rc = apply_egress(&c, addr, err);
+	}
+	host_unlock(&c);
+	if (rc < 0)
+		sb_error_wrap(err, _("cannot change the egress policy of sandbox '%s'"), name);
+	return rc;
+}
+
+int sb_network_denials(struct sb_egress_denial **out, size_t *count, struct sb_root *root, const char *name,
+		       struct sb_error *err)
+{
+	char tag[7];
+	uint32_t addr;
+	int rc = sb_network_tag(tag, root, err);
+
+	*out = NULL;
+	*count = 0;
+	if (rc < 0)
+		return rc;
+	if (sb_lease_find(&addr, root, name, NULL) < 0)
+		return 0;
+	return sb_egress_nft_denials(out, count, tag, addr, err);
 }
 
 int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err)
@@ -441,6 +517,24 @@ static int scan_dir(struct sb_net_orphan **list, size_t *n, const char *dir, con
 	return 0;
 }
 
+/* Egress chains of this root whose address has no lease. */
+static int scan_egress(struct sb_net_orphan **list, size_t *n, const struct net_ctx *c, const struct sb_lease *l,
+		       size_t nl, struct sb_error *err)
+{
+	uint32_t *addrs;
+	size_t na;
+	int rc = sb_egress_nft_chains(&addrs, &na, c->tag, err);
+	char name[32];
+
+	for (size_t i = 0; rc == 0 && i < na; i++) {
+		snprintf(name, sizeof(name), "eg_%s_%08x", c->tag, (unsigned)addrs[i]);
+		if (!leased_addr(l, nl, addrs[i]) && add_orphan(list, n, SB_NET_ORPHAN_EGRESS, name) < 0)
+			rc = -1;
+	}
+	free(addrs);
+	return rc;
+}
+
 int sb_network_orphans(struct sb_net_orphan **out, size_t *count, struct sb_root *root,
 		       const struct sb_network_config *cfg, struct sb_error *err)
 {
@@ -464,6 +558,7 @@ int sb_network_orphans(struct sb_net_orphan **out, size_t *count, struct sb_root
 	oom = oom || scan_dir(&list, &n, NETNS_DIR, prefix, SB_NET_ORPHAN_NETNS, &c, leases, nl) < 0;
 	snprintf(prefix, sizeof(prefix), "sb%sv", c.tag);
 	oom = oom || scan_dir(&list, &n, SYS_NET, prefix, SB_NET_ORPHAN_VETH, &c, leases, nl) < 0;
+	oom = oom || scan_egress(&list, &n, &c, leases, nl, err) < 0;
 	if (!oom && nl == 0 && bridge_owned(&c, NULL) == 1)
 		oom = add_orphan(&list, &n, SB_NET_ORPHAN_BRIDGE, c.bridge) < 0;
 	free(leases);
@@ -486,8 +581,10 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 	if (rc < 0)
 		return rc;
 	/* never anything that is not named as this root's */
-	snprintf(prefix, sizeof(prefix), orphan->kind == SB_NET_ORPHAN_VETH ? "sb%sv" : "sb-%s", c.tag);
-	if ((orphan->kind == SB_NET_ORPHAN_NETNS || orphan->kind == SB_NET_ORPHAN_VETH) &&
+	snprintf(prefix, sizeof(prefix), orphan->kind == SB_NET_ORPHAN_VETH ? "sb%sv" :
+					 orphan->kind == SB_NET_ORPHAN_EGRESS ? "eg_%s_" : "sb-%s", c.tag);
+	if ((orphan->kind == SB_NET_ORPHAN_NETNS || orphan->kind == SB_NET_ORPHAN_VETH ||
+	     orphan->kind == SB_NET_ORPHAN_EGRESS) &&
 	    strncmp(orphan->name, prefix, strlen(prefix)) != 0)
 		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not a network object of this state root"), orphan->name);
 	if ((rc = host_lock(&c, err)) < 0)
@@ -501,6 +598,9 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 		break;
 	case SB_NET_ORPHAN_VETH:
 		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, NULL) : 0;
+		break;
+	case SB_NET_ORPHAN_EGRESS:
+		rc = sb_egress_nft_remove(c.tag, (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16), err);
 		break;
 	case SB_NET_ORPHAN_BRIDGE:
 		break;
@@ -518,6 +618,7 @@ const char *sb_net_orphan_kind_name(enum sb_net_orphan_kind kind)
 		[SB_NET_ORPHAN_NETNS] = "netns",
 		[SB_NET_ORPHAN_VETH] = "veth",
 		[SB_NET_ORPHAN_BRIDGE] = "bridge",
+		[SB_NET_ORPHAN_EGRESS] = "egress",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }

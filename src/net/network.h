@@ -17,6 +17,7 @@
 #include "base/name.h"
 #include "base/proc.h"
 #include "base/root.h"
+#include "net/egress.h"
 
 #define SB_NETWORK_DEFAULT_BRIDGE "sb0"
 #define SB_NETWORK_DEFAULT_SUBNET "10.213.0.0/24"
@@ -27,6 +28,8 @@ struct sb_network_config {
 	const char *bridge;                  /* NULL: SB_NETWORK_DEFAULT_BRIDGE (at most 15 bytes) */
 	const char *subnet;                  /* NULL: SB_NETWORK_DEFAULT_SUBNET (prefix 16..29) */
 	const char *const *resolv_sources;   /* NULL: the host's (see net_resolv.h) */
+	const struct sb_egress *egress;      /* the sandbox's policy; NULL: the default */
+	int allow_private;                   /* the default policy lets private ranges through */
 };
 
 struct sb_netinfo {
@@ -57,6 +60,15 @@ int sb_network_info(struct sb_netinfo *out, struct sb_root *root, const struct s
 int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
 			struct sb_error *err);
 void sb_netinfo_clear(struct sb_netinfo *info);
+/* Replaces the egress policy of name's network (cfg->egress) at once, without
+ * touching anything else; nothing when name has no network set up now (the
+ * next setup applies the policy). */
+int sb_network_egress_update(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
+			     struct sb_error *err);
+/* The connections name's policy dropped since the last call (read and
+ * cleared; net/egress.h); *out is malloc'd (free()), none without a network. */
+int sb_network_denials(struct sb_egress_denial **out, size_t *count, struct sb_root *root, const char *name,
+		       struct sb_error *err);
 /* The IPv4 address leased to name into out (>= 16 bytes); SB_ERR_NOTFOUND
  * when it has none. Needs no configuration: for listings. */
 int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err);
@@ -69,6 +81,7 @@ enum sb_net_orphan_kind {
 	SB_NET_ORPHAN_NETNS,     /* a namespace of this root without a lease */
 	SB_NET_ORPHAN_VETH,      /* a host veth of this root without a lease */
 	SB_NET_ORPHAN_BRIDGE,    /* the root's bridge with no lease left */
+	SB_NET_ORPHAN_EGRESS,    /* an egress chain and set of this root without a lease */
 };
 
 struct sb_net_orphan {

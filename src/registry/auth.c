@@ -269,7 +269,8 @@ static int fetch_token(struct sb_registry_client *c, const struct challenge *ch,
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}
-	if ((rc = sb_registry_http_get(c, url, basic, "application/json", 0, &sink, err)) < 0)
+	if ((rc = sb_registry_http(c, url, basic, &(struct sb_registry_request){ .accept = "application/json", .sink = &sink },
+				   err)) < 0)
 		goto out;
 	if (c->resp.status == 401 || c->resp.status == 403) {
 		rc = c->creds.user ? sb_error_set(err, SB_ERR_AUTH, _("token server %s refused the credentials of '%s'"),

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/curl_dl.h"
@@ -39,6 +41,8 @@ static const struct {
 	{ "docker-content-digest", offsetof(struct sb_registry_response, content_digest) },
 	{ "content-type", offsetof(struct sb_registry_response, content_type) },
 	{ "content-range", offsetof(struct sb_registry_response, content_range) },
+	{ "location", offsetof(struct sb_registry_response, location) },
+	{ "range", offsetof(struct sb_registry_response, range) },
 };
 
 static void response_reset(struct sb_registry_response *r)
@@ -225,44 +229,135 @@ void sb_registry_client_free(struct sb_registry_client *c)
 	free(c);
 }
 
-int sb_registry_http_get(struct sb_registry_client *c, const char *url, const char *header,
-			 const char *accept, unsigned long long range_from, const struct sb_registry_sink *sink,
-			 struct sb_error *err)
+static size_t on_read(char *buf, size_t size, size_t n, void *user)
 {
-	const char *lines[] = { "Expect:", NULL, header };
-	struct curl_slist *headers = NULL;
-	char *accept_line = accept ? sb_strdupf("Accept: %s", accept) : NULL;
-	char range[32];
-	CURLcode res;
+	struct sb_registry_body *b = user;
+	size_t want = size * n;
+	ssize_t got;
 
-	if (accept && !accept_line)
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	lines[1] = accept_line;
-	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-		struct curl_slist *more;
-		if (!lines[i])
-			continue;
-		if (!(more = curl_slist_append(headers, lines[i]))) {
-			curl_slist_free_all(headers);
-			free(accept_line);
-			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if (!b)
+		return 0;
+	if (want > b->len - b->pos)
+		want = (size_t)(b->len - b->pos);
+	if (want == 0)
+		return 0;
+	if (b->data) {
+		memcpy(buf, (const char *)b->data + b->pos, want);
+	} else {
+		got = pread(b->fd, buf, want, (off_t)(b->offset + b->pos));
+		if (got <= 0) {
+			b->read_errno = got < 0 ? errno : EIO;
+			return CURL_READFUNC_ABORT;
 		}
-		headers = more;
+		want = (size_t)got;
 	}
-	snprintf(range, sizeof(range), "%llu-", range_from);
+	b->pos += want;
+	if (b->sent)
+		b->sent(b->user, b->pos);
+	return want;
+}
+
+/* curl rewinds the body to send it again on a new connection. */
+static int on_seek(void *user, curl_off_t offset, int origin)
+{
+	struct sb_registry_body *b = user;
+
+	if (origin != SEEK_SET || offset < 0 || (unsigned long long)offset > (b ? b->len : 0))
+		return CURL_SEEKFUNC_CANTSEEK;
+	if (b)
+		b->pos = (unsigned long long)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+/* The request's header lines, NULL-terminated in lines (5 slots); malloc'd
+ * ones are also in owned (3 slots). */
+static int header_lines(const char *lines[5], char *owned[3], const char *auth, const struct sb_registry_request *req)
+{
+	size_t n = 0, k = 0;
+
+	lines[n++] = "Expect:";
+	if (req->accept && !(lines[n++] = owned[k++] = sb_strdupf("Accept: %s", req->accept)))
+		return -1;
+	if (req->content_type && !(lines[n++] = owned[k++] = sb_strdupf("Content-Type: %s", req->content_type)))
+		return -1;
+	if (req->content_range && !(lines[n++] = owned[k++] = sb_strdupf("Content-Range: %s", req->content_range)))
+		return -1;
+	if (auth)
+		lines[n++] = auth;
+	while (n < 5)
+		lines[n++] = NULL;
+	return 0;
+}
+
+/* Sets the method, the body and the header list on the handle. */
+static int prepare(struct sb_registry_client *c, const char *url, const char *auth,
+		   const struct sb_registry_request *req, struct curl_slist **headers)
+{
+	const char *method = req->method ? req->method : "GET", *lines[5];
+	char *owned[3] = { NULL, NULL, NULL }, range[32];
+	int upload = strcmp(method, "GET") && strcmp(method, "HEAD"), rc = header_lines(lines, owned, auth, req);
+	struct sb_registry_body *body = req->body;
+
+	*headers = NULL;
+	for (size_t i = 0; rc == 0 && i < 5 && lines[i]; i++) {
+		struct curl_slist *more = curl_slist_append(*headers, lines[i]);
+		if (!more)
+			rc = -1;
+		else
+			*headers = more;
+	}
+	for (size_t i = 0; i < 3; i++)
+		free(owned[i]);
+	if (rc < 0)
+		return rc;
+	if (body) {
+		body->pos = 0;
+		body->read_errno = 0;
+	}
+	snprintf(range, sizeof(range), "%llu-", req->range_from);
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(c->curl, CURLOPT_RANGE, range_from ? range : NULL);
+	curl_easy_setopt(c->curl, CURLOPT_NOBODY, strcmp(method, "HEAD") ? 0L : 1L);
+	curl_easy_setopt(c->curl, CURLOPT_UPLOAD, (long)upload);
+	/* PUT is the upload's own method; others name theirs */
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, upload && strcmp(method, "PUT") ? method : NULL);
+	curl_easy_setopt(c->curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)(upload && body ? body->len : 0));
+	curl_easy_setopt(c->curl, CURLOPT_READFUNCTION, on_read);
+	curl_easy_setopt(c->curl, CURLOPT_READDATA, body);
+	curl_easy_setopt(c->curl, CURLOPT_SEEKFUNCTION, on_seek);
+	curl_easy_setopt(c->curl, CURLOPT_SEEKDATA, body);
+	/* an upload's 3xx is an answer, not a place to send the body again */
+	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, upload ? 0L : 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, *headers);
+	curl_easy_setopt(c->curl, CURLOPT_RANGE, req->range_from ? range : NULL);
+	return 0;
+}
+
+int sb_registry_http(struct sb_registry_client *c, const char *url, const char *header,
+		     const struct sb_registry_request *req, struct sb_error *err)
+{
+	struct curl_slist *headers = NULL;
+	CURLcode res;
+
+	if (prepare(c, url, header, req, &headers) < 0) {
+		curl_slist_free_all(headers);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
 	response_reset(&c->resp);
-	c->sink = sink;
+	c->sink = req->sink;
 	c->sink_rc = 0;
 	c->curl_msg[0] = '\0';
-	sb_log("registry: GET %s%s%s", url, range_from ? " from byte " : "", range_from ? range : "");
+	if (req->range_from)
+		sb_log("registry: %s %s from byte %llu", req->method ? req->method : "GET", url, req->range_from);
+	else
+		sb_log("registry: %s %s", req->method ? req->method : "GET", url);
 	res = curl_easy_perform(c->curl);
 	c->sink = NULL;
+	/* the handle must not keep pointers into this call's stack */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c->curl, CURLOPT_READDATA, NULL);
+	curl_easy_setopt(c->curl, CURLOPT_SEEKDATA, NULL);
 	curl_slist_free_all(headers);
-	free(accept_line);
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &c->resp.status);
 	c->last_curl = res;
 	if (res == CURLE_WRITE_ERROR && c->sink_rc < 0) {
@@ -270,6 +365,8 @@ int sb_registry_http_get(struct sb_registry_client *c, const char *url, const ch
 			*err = c->sink_err;
 		return c->sink_rc;
 	}
+	if (res == CURLE_ABORTED_BY_CALLBACK && req->body && req->body->read_errno)
+		return sb_error_errno(err, SB_ERR_IO, req->body->read_errno, _("cannot read what is sent to %s"), url);
 	if (res != CURLE_OK)
 		return sb_error_set(err, SB_ERR_NETWORK, _("cannot fetch %s: %s"), url,
 				    c->curl_msg[0] ? c->curl_msg : curl_easy_strerror(res));
@@ -290,18 +387,27 @@ int sb_registry_transient(const struct sb_registry_client *c)
 	return 0;
 }
 
-int sb_registry_get(struct sb_registry_client *c, const char *path, const char *accept,
-		    unsigned long long range_from, const struct sb_registry_sink *sink, struct sb_error *err)
+/* 1 when url is on the registry's own origin (our credentials may go there). */
+static int own_origin(const struct sb_registry_client *c, const char *url)
 {
-	char *url = sb_path_join(c->base, path + (path[0] == '/'));
-	int rc = 0;
+	size_t n = strlen(c->base);
+
+	return !strncmp(url, c->base, n) && (url[n] == '/' || url[n] == '\0');
+}
+
+int sb_registry_request(struct sb_registry_client *c, const char *target, const struct sb_registry_request *req,
+			struct sb_error *err)
+{
+	char *url = target[0] == '/' ? sb_strdupf("%s%s", c->base, target) : strdup(target);
+	int rc = 0, own;
 
 	if (!url)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	own = own_origin(c, url);
 	/* the first 401 is a challenge to answer; a second one is a refusal */
 	for (int round = 0; round < 2; round++) {
-		rc = sb_registry_http_get(c, url, c->authorization, accept, range_from, sink, err);
-		if (rc < 0 || c->resp.status != 401)
+		rc = sb_registry_http(c, url, own ? c->authorization : NULL, req, err);
+		if (rc < 0 || c->resp.status != 401 || !own)
 			break;
 		if (round == 1 || !c->resp.www_authenticate) {
 			rc = c->creds.user ? sb_error_set(err, SB_ERR_AUTH, _("registry %s refused the credentials of '%s'"),
@@ -318,4 +424,27 @@ int sb_registry_get(struct sb_registry_client *c, const char *path, const char *
 		rc = sb_error_set(err, SB_ERR_AUTH, _("registry %s denied access to %s"), c->registry, c->repository);
 	free(url);
 	return rc;
+}
+
+int sb_registry_get(struct sb_registry_client *c, const char *path, const char *accept,
+		    unsigned long long range_from, const struct sb_registry_sink *sink, struct sb_error *err)
+{
+	struct sb_registry_request req = { .accept = accept, .range_from = range_from, .sink = sink };
+
+	return sb_registry_request(c, path, &req, err);
+}
+
+int sb_registry_probe(struct sb_registry_client *c, struct sb_error *err)
+{
+	int rc;
+
+	if (c->probed)
+		return 0;
+	if ((rc = sb_registry_get(c, "/v2/", NULL, 0, NULL, err)) < 0)
+		return rc;
+	if (c->resp.status < 200 || c->resp.status > 299)
+		return sb_error_set(err, SB_ERR_NETWORK, _("%s does not answer as a registry (HTTP %ld for /v2/)"),
+				    c->base, c->resp.status);
+	c->probed = 1;
+	return 0;
 }

@@ -32,24 +32,7 @@ struct pull {
 	struct sb_registry_client *client;
 	const char *canonical;
 	const struct sb_progress *progress;
-	int probed;
 };
-
-/* GET /v2/ once: says whether this is a registry and which auth it wants. */
-static int probe(struct pull *p, struct sb_error *err)
-{
-	int rc;
-
-	if (p->probed)
-		return 0;
-	if ((rc = sb_registry_get(p->client, "/v2/", NULL, 0, NULL, err)) < 0)
-		return rc;
-	if (p->client->resp.status < 200 || p->client->resp.status > 299)
-		return sb_error_set(err, SB_ERR_NETWORK, _("%s does not answer as a registry (HTTP %ld for /v2/)"),
-				    p->client->base, p->client->resp.status);
-	p->probed = 1;
-	return 0;
-}
 
 /* Downloads the manifest (or index) named by reference (the image's own, or,
  * when listed, one an index lists) and checks its digest against the registry's
@@ -73,7 +56,7 @@ static int fetch_manifest(struct sb_image_manifest *m, char digest[SB_DIGEST_STR
 		free(local);
 		return rc;
 	}
-	if ((rc = probe(p, err)) < 0)
+	if ((rc = sb_registry_probe(p->client, err)) < 0)
 		return rc;
 	if (!(path = sb_strdupf("/v2/%s/manifests/%s", c->repository, reference)))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
@@ -270,7 +253,7 @@ static int download(struct pull *p, const struct sb_descriptor *d, const struct 
 {
 	int rc, again = RETRY_NO;
 
-	if ((rc = probe(p, err)) < 0)
+	if ((rc = sb_registry_probe(p->client, err)) < 0)
 		return rc;
 	for (int attempt = 1;; attempt++) {
 		rc = download_once(p, d, ev, &again, err);

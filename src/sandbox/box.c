@@ -47,7 +47,7 @@ static const struct {
 	{ offsetof(struct sb_box, checkpoint_used), "checkpoint.used" },
 	{ offsetof(struct sb_box, activity), "activity" },
 	{ offsetof(struct sb_box, exec_lock), "exec.lock" },
-	{ offsetof(struct sb_box, sessions), "sessions" },
+	{ offsetof(struct sb_box, shells), "shells" },
 	{ offsetof(struct sb_box, hosts), "hosts" },
 	{ offsetof(struct sb_box, resolv), "resolv.conf" },
 	{ offsetof(struct sb_box, mounts), "mounts" },
@@ -275,11 +275,11 @@ void sb_box_kill_inside(struct sb_box *b, const char *ipid_file)
 		b->be->kill(b->be_state, sb_box_target(b), ipid_file);
 }
 
-/* Session files: sessions/<pid> holding "<start time> <stem>" (the start time
+/* Shell files: shells/<pid> holding "<start time> <stem>" (the start time
  * guards against a reused pid). */
-void sb_box_end_sessions(struct sb_box *b)
+void sb_box_end_shells(struct sb_box *b)
 {
-	DIR *d = opendir(b->sessions);
+	DIR *d = opendir(b->shells);
 	struct dirent *de;
 	struct pollfd pfd[64];
 	int n = 0;
@@ -289,10 +289,13 @@ void sb_box_end_sessions(struct sb_box *b)
 	while ((de = readdir(d)) && n < 64) {
 		char *end, *text = NULL, *path;
 		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || !(path = sb_path_join(b->sessions, de->d_name)))
+		if (*end || pid <= 0 || !(path = sb_path_join(b->shells, de->d_name)))
 			continue;
-		if (sb_fs_read_file(&text, NULL, path, 4096, NULL) == 0 &&
-		    strtoull(text, &end, 10) == start_time((pid_t)pid)) {
+		int got = sb_fs_read_file(&text, NULL, path, 4096, NULL);
+		/* taken before the end, so that a session holder that sees its shell
+		 * end knows that a stop ended it (sb_shell_ended_by_stop) */
+		unlink(path);
+		if (got == 0 && strtoull(text, &end, 10) == start_time((pid_t)pid)) {
 			int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 			if (fd >= 0) {
 				end += strspn(end, " ");
@@ -306,7 +309,6 @@ void sb_box_end_sessions(struct sb_box *b)
 				pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 			}
 		}
-		unlink(path);
 		free(text);
 		free(path);
 	}

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -12,6 +13,7 @@
 #include "sandbox/doctor.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/utf8.h"
 #include "image/store.h"
 #include "sandbox/sandbox.h"
 
@@ -75,25 +77,59 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-/* The record of a new sandbox: the spec over the configured defaults. */
-static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec, const struct sb_settings *set,
-		       struct sb_error *err)
+static int check_text(const char *s, const char *what, struct sb_error *err)
+{
+	if (s && !sb_utf8_valid(s, strlen(s)))
+		return sb_error_set(err, SB_ERR_INVALID, _("the %s is not valid UTF-8"), what);
+	return 0;
+}
+
+/* What the record keeps as text must be UTF-8: JSON cannot hold anything else. */
+static int check_texts(const struct sb_sandbox_spec *spec, struct sb_error *err)
+{
+	int rc = check_text(spec->owner, _("owner of the sandbox"), err);
+
+	for (size_t i = 0; rc == 0 && i < spec->n_mounts; i++)
+		if ((rc = check_text(spec->mounts[i].host, _("host path of a mount"), err)) == 0)
+			rc = check_text(spec->mounts[i].path, _("sandbox path of a mount"), err);
+	for (size_t i = 0; rc == 0 && i < spec->n_labels; i++)
+		if ((rc = check_text(spec->labels[i].key, _("key of a label"), err)) == 0)
+			rc = check_text(spec->labels[i].value, _("value of a label"), err);
+	return rc;
+}
+
+int sb_box_new_id(char id[SB_SANDBOX_ID_LEN], struct sb_error *err)
 {
 	unsigned char rnd[8];
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot make a sandbox id"));
+	snprintf(id, SB_SANDBOX_ID_LEN, "sb-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
+		 rnd[5], rnd[6], rnd[7]);
+	return 0;
+}
+
+/* The record of a new sandbox: the spec over the configured defaults. */
+static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec, const struct sb_settings *set,
+		       struct sb_error *err)
+{
+	int rc = sb_box_new_id(rec->id, err);
+
+	if (rc < 0)
+		return rc;
 	rec->schema = SB_RECORD_SCHEMA;
 	snprintf(rec->backend, sizeof(rec->backend), "%s", sb_backend_default()->name);
 	strcpy(rec->name, spec->name);
-	snprintf(rec->id, sizeof(rec->id), "sb-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
-		 rnd[4], rnd[5], rnd[6], rnd[7]);
 	rec->created = sb_clock_now();
 	rec->kind = spec->kind != SB_KIND_DEFAULT ? spec->kind : set->kind;
 	rec->idle_timeout = rec->kind == SB_KIND_PERMANENT ? 0 : spec->idle_timeout > 0 ? spec->idle_timeout
 											  : set->idle_timeout;
 	rec->expiry_action = spec->expiry_action != SB_EXPIRY_DEFAULT ? spec->expiry_action : set->expiry_action;
 	rec->network = spec->network >= 0 ? spec->network : set->network;
+	if (spec->egress && spec->egress->mode != SB_EGRESS_DEFAULT && !rec->network)
+		return sb_error_set(err, SB_ERR_INVALID, _("an allow-list or --deny-all needs network on"));
+	if (spec->egress && sb_egress_copy(&rec->egress, spec->egress) < 0)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	rec->exchange = !spec->no_exchange;
 	rec->memory = spec->memory ? spec->memory : set->memory;
 	rec->cpus = spec->cpus > 0 ? spec->cpus : set->cpus;
@@ -124,9 +160,9 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 	return 0;
 }
 
-static const char *const box_dirs[] = { "upper", "work", "rootfs", "workspace", "bundle", "sessions", NULL };
+static const char *const box_dirs[] = { "upper", "work", "rootfs", "workspace", "bundle", "shells", NULL };
 
-static int make_dirs(struct sb_box *b, struct sb_error *err)
+int sb_box_make_dirs(struct sb_box *b, struct sb_error *err)
 {
 	for (const char *const *d = box_dirs; *d; d++) {
 		char *path = sb_path_join(b->dir, *d);
@@ -139,9 +175,45 @@ static int make_dirs(struct sb_box *b, struct sb_error *err)
 	return chmod(b->workspace, 0755) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot prepare '%s'"), b->workspace) : 0;
 }
 
-/* Undoes a create that failed after its directory was made. When that fails
- * too the record stays, in state broken, for rm --force. */
-static void roll_back(struct sb_box *b, const struct sb_error *cause)
+/* An image that carries files in /workspace (sandbench commit
+ * --include-workspace) starts the new sandbox's workspace with them: the
+ * workspace folder is bound over that directory, which would hide them.
+ * Copied like cp copies a tree: nothing followed, special files left out,
+ * set-id bits dropped (the folder is on the host). */
+static int seed_workspace(struct sb_box *b, struct sb_error *err)
+{
+	char *lower = sb_box_lower(b), *src = lower ? sb_path_join(lower, "workspace") : NULL;
+	struct sb_copy_result res = { 0 };
+	struct sb_vnode top = { .fd = -1, .lower = -1 };
+	struct stat st;
+	struct sb_xdisk d;
+	struct sb_xmeter m;
+	int rc = src ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory")), fd;
+
+	if (rc < 0 || lstat(src, &st) < 0 || !S_ISDIR(st.st_mode))
+		goto out;
+	if ((fd = open(b->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), b->workspace);
+		goto out;
+	}
+	if ((rc = sb_xdisk_init(&d, fd, b->workspace, 1, err)) < 0)
+		goto out;
+	d.drop_suid = 1;
+	sb_xmeter_init(&m, &d.sink, &res, 0, "/workspace");
+	if ((rc = sb_vnode_host(&top, src, err)) == 0 && (rc = sb_xwalk(&m.sink, &top, err)) == 0)
+		rc = sb_xdisk_finish(&d, err);
+	sb_xdisk_clear(&d);
+out:
+	if (rc < 0)
+		sb_error_wrap(err, _("cannot start the workspace with the image's /workspace"));
+	sb_vnode_clear(&top);
+	sb_copy_result_clear(&res);
+	free(src);
+	free(lower);
+	return rc;
+}
+
+void sb_box_roll_back(struct sb_box *b, const struct sb_error *cause)
 {
 	struct sb_error e2;
 
@@ -165,7 +237,8 @@ static int create_locked(struct sb_sandbox_info *out, struct sb_root *root, cons
 		err = &own;
 	if ((rc = sb_box_open(&b, root, spec->name, BOX_LOCK_NONE, 0, err)) < 0)
 		goto out;
-	if ((rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 || (rc = resolve_image(&b.rec, root, spec->image, err)) < 0)
+	if ((rc = check_texts(spec, err)) < 0 || (rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 ||
+	    (rc = resolve_image(&b.rec, root, spec->image, err)) < 0)
 		goto out;
 	if (mkdir(b.dir, 0700) < 0) {
 		rc = errno == EEXIST ? sb_error_set(err, SB_ERR_EXISTS, _("a sandbox named '%s' already exists"), spec->name)
@@ -173,10 +246,11 @@ static int create_locked(struct sb_sandbox_info *out, struct sb_root *root, cons
 		goto out;
 	}
 	/* from here on the directory is ours: every failure rolls back */
-	if ((rc = sb_box_lock(&b, BOX_LOCK_EXCLUSIVE, err)) < 0 || (rc = make_dirs(&b, err)) < 0 || (rc = sb_record_save(root, &b.rec, err)) < 0 ||
+	if ((rc = sb_box_lock(&b, BOX_LOCK_EXCLUSIVE, err)) < 0 || (rc = sb_box_make_dirs(&b, err)) < 0 || (rc = seed_workspace(&b, err)) < 0 ||
+	    (rc = sb_record_save(root, &b.rec, err)) < 0 ||
 	    (rc = sb_box_touch(&b, err)) < 0 || (rc = sb_box_boot(&b, NULL, err)) < 0 ||
 	    (rc = sb_record_transition(root, &b.rec, SB_STATE_RUNNING, _("created"), err)) < 0) {
-		roll_back(&b, err);
+		sb_box_roll_back(&b, err);
 		goto out;
 	}
 	b.loaded = 1;

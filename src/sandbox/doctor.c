@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/archive_dl.h"
@@ -152,6 +153,33 @@ static void check_boot(struct sb_check *c, struct doctor_ctx *ctx)
 	free(state);
 }
 
+/* System calls sandbench cannot do without, probed with arguments that fail
+ * at once (a bad fd): ENOSYS alone says the kernel lacks the call. */
+static const struct {
+	const char *name;
+	long nr;
+	const char *use;
+} syscalls[] = {
+	{ "openat2", SYS_openat2, N_("reading a sandbox's files inside its root") },
+	{ "open_tree", SYS_open_tree, N_("binding verified host folders") },
+	{ "mount_setattr", SYS_mount_setattr, N_("binding verified host folders") },
+};
+
+static void check_kernel(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++) {
+		errno = 0;
+		if (syscall(syscalls[i].nr, -1, "", 0, NULL, 0) < 0 && errno == ENOSYS) {
+			check_fail(c, N_("run a Linux kernel of version 5.12 or later (Debian 12 ships 6.1)"),
+				   _("the kernel lacks the system call %s (needed for %s)"), syscalls[i].name,
+				   _(syscalls[i].use));
+			return;
+		}
+	}
+	snprintf(c->detail, sizeof(c->detail), "%s", _("openat2, open_tree and mount_setattr available"));
+}
+
 /* Loaded on first use (dynlib.h): only a pull or an import would find out. */
 static int (*const lazy_libraries[])(struct sb_error *err) = { sb_curl_load, sb_archive_load, sb_crypto_load };
 
@@ -181,6 +209,7 @@ static const struct check_def checks[] = {
 	{ "runsc", check_runsc, 0 },
 	{ "overlayfs", check_overlay, 0 },
 	{ "cgroups", check_cgroups, 0 },
+	{ "kernel", check_kernel, 0 },
 	{ "disk", check_disk, 0 },
 	{ "libraries", check_libraries, 1 },
 	{ "boot", check_boot, 1 },

@@ -1,27 +1,121 @@
 #include "config.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/log.h"
 #include "sandbox/sandbox.h"
 
-/* runsc writes a container stdout that is a regular file from offset 0 unless it
- * is O_APPEND: without this, `sandbench exec ... > file` would overwrite the file's
- * start instead of continuing where the caller is. */
-static void append_if_file(int fd)
+/* The command as a shell would read it back: arguments quoted where needed. */
+static char *command_text(char *const *argv)
 {
-	struct stat st;
-	int fl;
+	struct sb_buf b = { 0 };
+	int rc = 0;
 
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (fl = fcntl(fd, F_GETFL)) >= 0 && !(fl & O_APPEND))
-		fcntl(fd, F_SETFL, fl | O_APPEND);
+	for (char *const *a = argv; rc == 0 && *a; a++) {
+		const char *s = *a;
+		if (a != argv)
+			rc = sb_buf_add(&b, " ", 1);
+		if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") == strlen(s)) {
+			rc = rc < 0 ? rc : sb_buf_add(&b, s, strlen(s));
+			continue;
+		}
+		rc = rc < 0 ? rc : sb_buf_add(&b, "'", 1);
+		for (const char *p = s; rc == 0 && *p; p++)
+			rc = *p == '\'' ? sb_buf_add(&b, "'\\''", 4) : sb_buf_add(&b, p, 1);
+		rc = rc < 0 ? rc : sb_buf_add(&b, "'", 1);
+	}
+	if (rc < 0) {
+		sb_buf_clear(&b);
+		return NULL;
+	}
+	return b.data ? sb_buf_steal(&b, NULL) : strdup("");
+}
+
+/* What the secrets of an exec need: their redactor, their "NAME=VALUE" for
+ * the backend and their names for the timeline. */
+struct secrets {
+	struct sb_redact *redact;
+	char **env;
+	const char **names;
+};
+
+static void secrets_clear(struct secrets *s)
+{
+	for (size_t i = 0; s->env && s->env[i]; i++) {
+		explicit_bzero(s->env[i], strlen(s->env[i]));
+		free(s->env[i]);
+	}
+	free(s->env);
+	free(s->names);
+	sb_redact_free(s->redact);
+	memset(s, 0, sizeof(*s));
+}
+
+static int secrets_open(struct secrets *s, const struct sb_exec_opts *opts, struct sb_error *err)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!opts->n_secrets)
+		return 0;
+	if ((rc = sb_redact_new(&s->redact, opts->secrets, opts->n_secrets, err)) < 0)
+		return rc;
+	s->env = calloc(opts->n_secrets + 1, sizeof(*s->env));
+	s->names = calloc(opts->n_secrets + 1, sizeof(*s->names));
+	for (size_t i = 0; s->env && s->names && i < opts->n_secrets; i++) {
+		const struct sb_secret *k = &opts->secrets[i];
+		/* a variable's name, which the marks in the timeline show */
+		size_t len = strlen(k->name);
+		if (strspn(k->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != len ||
+		    (k->name[0] >= '0' && k->name[0] <= '9')) {
+			secrets_clear(s);
+			return sb_error_set(err, SB_ERR_INVALID,
+					    _("secret name '%s': letters, digits and _ only, not starting with a digit"), k->name);
+		}
+		s->names[i] = k->name;
+		if (!(s->env[i] = sb_strdupf("%s=%s", k->name, k->value)))
+			break;
+	}
+	if (!s->env || !s->names || !s->env[opts->n_secrets - 1]) {
+		secrets_clear(s);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	return 0;
+}
+
+/* The exec's timeline entry; failing to write it fails nothing, it is logged. */
+static void record_exec(struct sb_box *b, const struct sb_exec_opts *opts, const char *cwd, const struct sb_proc_result *res,
+			int rc, long long duration_ms, const struct secrets *sec, const struct sb_error *err)
+{
+	struct sb_timeline_entry e = SB_TIMELINE_ENTRY_INIT(SB_TIMELINE_EXEC, opts->source);
+	char *text = command_text(opts->argv);
+	struct sb_error why;
+
+	e.text = text ? text : opts->argv[0];
+	e.cwd = cwd;
+	e.duration_ms = duration_ms;
+	e.timed_out = res->timed_out;
+	if (rc == 0 || res->timed_out) {
+		e.exit_code = res->status;
+		e.out_bytes = (long long)(res->out_total + res->err_total);
+		e.out = res->out ? res->out : "";
+		e.out_len = res->out_len;
+		e.err = res->errout ? res->errout : "";
+		e.err_len = res->err_len;
+	} else {
+		e.detail = err->msg;
+	}
+	e.secrets = sec->names;
+	if (sb_timeline_add(b->root, b->rec.name, &b->settings, 0, &e, sec->redact, &why) < 0)
+		sb_log("no timeline entry for an exec in sandbox '%s': %s", b->rec.name, why.msg);
+	free(text);
 }
 
 /* A sandbox that died (its memory limit, a crash, a host restart) is
@@ -48,16 +142,32 @@ static int note_death(struct sb_box *b, enum sb_gone why, struct sb_error *err)
 						 "'sandbench restore %s' starts it again from its disk"), name, name);
 }
 
+/* Each stream goes to the caller's fd through a pipe, so that the timeline
+ * sees it too; what is kept of it then is only what the timeline needs (a
+ * redacted copy may grow: marks are longer than short values). */
+static size_t capture_size(const struct sb_exec_opts *opts, const struct sb_settings *set)
+{
+	if (opts->stdout_fd >= 0 && opts->stderr_fd >= 0)
+		return 2 * set->timeline_output + (64 << 10);
+	return opts->capture_max ? opts->capture_max : 16 << 20;
+}
+
 int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char *name,
 		    const struct sb_exec_opts *opts, struct sb_error *err)
 {
 	struct sb_proc_result res;
+	struct sb_error own;
+	struct secrets sec;
 	struct sb_box b;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	if (!err)
+		err = &own;
 	if (!opts->argv || !opts->argv[0])
 		return sb_error_set(err, SB_ERR_INVALID, _("no command given to run in sandbox '%s'"), name ? name : "");
+	if ((rc = secrets_open(&sec, opts, err)) < 0)
+		return rc;
 	/* the lock is held only to read a consistent record: execs run in parallel
 	 * with each other and with other sandboxes' transitions */
 	rc = sb_box_open(&b, root, name, BOX_LOCK_SHARED, 1, err);
@@ -77,35 +187,39 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 		goto out;
 
 	struct sb_backend_exec x = {
-		.argv = opts->argv, .env = opts->env, .cwd = opts->cwd ? opts->cwd : "/workspace",
+		.argv = opts->argv, .env = opts->env, .secret_env = sec.env, .cwd = opts->cwd ? opts->cwd : "/workspace",
 		.proc = SB_PROC_OPTS_DEFAULT,
 	};
 	x.proc.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 0;
 	x.proc.stdin_fd = opts->stdin_fd;
 	x.proc.stdout_fd = opts->stdout_fd;
 	x.proc.stderr_fd = opts->stderr_fd;
-	char *ipid_file = opts->timeout_ms > 0 ? sb_strdupf("%s/exec-%ld.ipid", b.sessions, (long)getpid()) : NULL;
+	x.proc.tee = 1;
+	x.proc.capture_max = capture_size(opts, &b.settings);
+	char *ipid_file = opts->timeout_ms > 0 ? sb_strdupf("%s/exec-%ld.ipid", b.shells, (long)getpid()) : NULL;
 	x.ipid_file = ipid_file;
-	append_if_file(opts->stdout_fd);
-	append_if_file(opts->stderr_fd);
-	x.proc.capture_max = opts->capture_max ? opts->capture_max : 16 << 20;
 	/* a running command is activity for as long as it runs: reap spares it */
 	int guard = sb_box_exec_begin(&b);
 	long long start = sb_clock_monotonic_ms();
+	memset(&res, 0, sizeof(res));
 	rc = b.be->exec(&res, b.be_state, sb_box_target(&b), &x, err);
 	if (guard >= 0)
 		close(guard);
 	out->duration_ms = sb_clock_monotonic_ms() - start;
 	out->exit_code = res.status;
 	out->timed_out = res.timed_out;
-	out->out = res.out;
-	out->out_len = res.out_len;
-	out->errout = res.errout;
-	out->err_len = res.err_len;
-	/* on a deadline only the host `runsc exec` was killed: the command
-	 * inside would run on */
+	out->out_bytes = res.out_total + res.err_total;
+	/* on a deadline or an interrupt (sb_proc_interrupt) only the host
+	 * `runsc exec` was killed: the command inside would run on */
 	if (rc == SB_ERR_TIMEOUT && ipid_file)
 		sb_box_kill_inside(&b, ipid_file);
+	if (rc == SB_ERR_INTERRUPTED && ipid_file) {
+		/* the kill is the interrupt's own clean-up: it runs, then the
+		 * interrupt holds again for the caller */
+		sb_proc_interrupt(0);
+		sb_box_kill_inside(&b, ipid_file);
+		sb_proc_interrupt(1);
+	}
 	if (ipid_file)
 		unlink(ipid_file);
 	free(ipid_file);
@@ -117,6 +231,17 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	/* a long command counts as activity until it ends */
 	struct sb_error ignored;
 	sb_box_touch(&b, &ignored);
+	if (!opts->unrecorded)
+		record_exec(&b, opts, x.cwd, &res, rc, out->duration_ms, &sec, err);
+	/* what went to the caller's fds is not the result's */
+	if (opts->stdout_fd >= 0 && res.out)
+		res.out[res.out_len = 0] = '\0';
+	if (opts->stderr_fd >= 0 && res.errout)
+		res.errout[res.err_len = 0] = '\0';
+	out->out = res.out;
+	out->out_len = res.out_len;
+	out->errout = res.errout;
+	out->err_len = res.err_len;
 	/* 128 is also runsc's own failure: the sandbox may have died under us */
 	enum sb_gone why;
 	if (rc == 0 && res.status == 128 && !res.timed_out && (why = sb_box_gone(&b)) != SB_ALIVE) {
@@ -124,6 +249,7 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 		sb_exec_result_clear(out);
 	}
 out:
+	secrets_clear(&sec);
 	sb_box_close(&b);
 	return rc;
 }

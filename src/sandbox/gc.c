@@ -124,7 +124,7 @@ static void mark_broken(struct gc *g, struct sb_box *b, const char *why)
 	if (it)
 		snprintf(it->message, sizeof(it->message), "%s", why);
 	if (!g->dry_run)
-		item_result(it, sb_record_transition(g->root, &b->rec, SB_STATE_BROKEN, why, &e), &e);
+		item_result(it, sb_record_transition_as(g->root, &b->rec, SB_STATE_BROKEN, why, SB_TIMELINE_SANDBENCH, &e), &e);
 }
 
 /* The same path as every verb takes for a sandbox whose runtime is gone:

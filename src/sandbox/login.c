@@ -1,4 +1,4 @@
-/* The shell an interactive session runs: root's login shell as the sandbox's
+/* The program an interactive shell runs: root's login shell as the sandbox's
  * own /etc/passwd names it. The passwd and the shells are the sandbox's files,
  * which code inside may have replaced with anything: they are looked up inside
  * its root only (base/inroot.h), never through the host's view of them. */

@@ -10,6 +10,7 @@ struct sb_network_config sb_box_netcfg(const struct sb_settings *s)
 	return (struct sb_network_config){
 		.bridge = s->network_bridge[0] ? s->network_bridge : NULL,
 		.subnet = s->network_subnet[0] ? s->network_subnet : NULL,
+		.allow_private = s->network_private,
 	};
 }
 
@@ -19,6 +20,7 @@ int sb_box_network_up(struct sb_box *b, struct sb_error *err)
 
 	if (!b->rec.network)
 		return 0;
+	cfg.egress = &b->rec.egress;
 	sb_netinfo_clear(&b->net);
 	return sb_network_setup(&b->net, b->root, &cfg, b->rec.name, err);
 }

@@ -11,13 +11,13 @@
 #include "sandbox/sandbox.h"
 
 static int apply(struct sb_root *root, const char *name, enum sb_expiry_action action, long long idle,
-		 struct sb_error *err)
+		 enum sb_timeline_source source, struct sb_error *err)
 {
 	char reason[128];
 
 	if (action == SB_EXPIRY_STOP) {
 		snprintf(reason, sizeof(reason), _("expired after %lld s idle"), idle);
-		return sb_sandbox_stop(root, name, reason, err);
+		return sb_box_stop_as(root, name, reason, source, err);
 	}
 	return sb_sandbox_remove(root, name, 0, err);
 }
@@ -67,7 +67,7 @@ int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *
 			continue;
 		}
 		sb_sandbox_info_clear(&now);
-		it->rc = apply(root, it->name, it->action, it->idle_seconds, &e2);
+		it->rc = apply(root, it->name, it->action, it->idle_seconds, SB_TIMELINE_SANDBENCH, &e2);
 		if (it->rc < 0)
 			snprintf(it->message, sizeof(it->message), "%.255s", e2.msg);
 	}
@@ -82,7 +82,8 @@ int sb_sandbox_expire(struct sb_root *root, const char *name, struct sb_error *e
 
 	if (rc < 0)
 		return rc;
-	rc = apply(root, name, info.rec.expiry_action, info.idle_seconds, err);
+	/* expiring now is someone's act, not the reaper's */
+	rc = apply(root, name, info.rec.expiry_action, info.idle_seconds, sb_timeline_actor(), err);
 	sb_sandbox_info_clear(&info);
 	return rc;
 }

@@ -9,6 +9,8 @@
 #include "base/generation.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
+#include "base/log.h"
+#include "internal.h"
 #include "sandbox/record.h"
 
 #define RECORD_MAX (1 << 20)
@@ -49,6 +51,41 @@ int sb_sandbox_state_parse(const char *s) { return parse_name(state_names, NAMES
 int sb_expiry_action_parse(const char *s) { return parse_name(expiry_names, NAMES(expiry_names), s); }
 int sb_mount_mode_parse(const char *s) { return parse_name(mode_names, NAMES(mode_names), s); }
 
+static json_t *egress_to_json(const struct sb_egress *e)
+{
+	json_t *allow = json_array();
+	char rule[SB_EGRESS_RULE_MAX];
+
+	for (size_t i = 0; i < e->n_rules; i++)
+		allow = sb_json_append(allow, json_string(sb_egress_rule_format(rule, &e->rules[i])));
+	return allow ? json_pack("{s:s, s:o}", "mode", sb_egress_mode_name(e->mode), "allow", allow) : NULL;
+}
+
+/* Records written before egress policies have none: the default. */
+static int egress_from_json(struct sb_egress *out, const json_t *doc)
+{
+	const char *mode = "default";
+	json_t *allow = NULL, *v;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!doc)
+		return 0;
+	if (json_unpack((json_t *)doc, "{s:s, s?o}", "mode", &mode, "allow", &allow) < 0 ||
+	    sb_egress_mode_parse(mode) < 0 || (allow && !json_is_array(allow)))
+		return -1;
+	out->mode = sb_egress_mode_parse(mode);
+	json_array_foreach(allow, i, v) {
+		struct sb_egress_rule r;
+		if (!json_is_string(v) || sb_egress_rule_parse(&r, json_string_value(v), NULL) < 0 ||
+		    sb_egress_add_rule(out, &r) < 0) {
+			sb_egress_clear(out);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* A record that cannot be written whole is not written: a mount or a limit
  * silently missing would give the sandbox more than it was created with. */
 json_t *sb_record_to_json(const struct sb_record *r)
@@ -77,7 +114,10 @@ json_t *sb_record_to_json(const struct sb_record *r)
 				"state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
 				"state_changed", (json_int_t)r->state_changed,
 				"runtime", "build", r->runtime_build ? r->runtime_build : "", "boot_id", r->boot_id);
-	return doc;
+	/* only for forks: records of other sandboxes stay as they were */
+	if (doc && r->parent[0])
+		doc = sb_json_set(doc, "parent", json_pack("{s:s, s:s}", "name", r->parent, "id", r->parent_id));
+	return doc ? sb_json_set(doc, "egress", egress_to_json(&r->egress)) : NULL;
 }
 
 static int dup_into(char **dst, const char *s)
@@ -98,22 +138,24 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 {
 	const char *name = NULL, *id = NULL, *ref = NULL, *digest = NULL, *kind = NULL, *expiry = NULL;
 	const char *owner = "", *state = NULL, *reason = "", *backend = "runsc", *build = "", *boot_id = "";
+	const char *parent = "", *parent_id = "";
 	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0;
 	double cpus = 0;
 	int network = 0, exchange = 1;
-	json_t *mounts = NULL, *labels = NULL;
+	json_t *mounts = NULL, *labels = NULL, *egress = NULL;
 	json_error_t jerr;
 
 	memset(out, 0, sizeof(*out));
 	if (json_unpack_ex((json_t *)doc, &jerr, 0,
 			   "{s:I, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:F},"
-			   " s?s, s?o, s:s, s?s, s?I, s?s, s?{s?s, s?s}}",
+			   " s?s, s?o, s:s, s?s, s?I, s?s, s?{s?s, s?s}, s?o, s?{s:s, s:s}}",
 			   "schema", &schema, "name", &name, "id", &id, "created", &created,
 			   "image", "ref", &ref, "digest", &digest, "kind", &kind, "idle_timeout", &idle,
 			   "expiry_action", &expiry, "network", &network, "mounts", &mounts, "exchange", &exchange,
 			   "resources", "memory", &memory, "cpus", &cpus, "owner", &owner, "labels", &labels,
 			   "state", &state, "reason", &reason, "state_changed", &changed, "backend", &backend,
-			   "runtime", "build", &build, "boot_id", &boot_id) < 0)
+			   "runtime", "build", &build, "boot_id", &boot_id, "egress", &egress,
+			   "parent", "name", &parent, "id", &parent_id) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record is malformed: %s"), jerr.text);
 	/* schema 1 (wave 1) lacks the backend, the runtime and the mounts'
 	 * identities: read as runsc, unknown, unrecorded; saved as schema 2 */
@@ -134,8 +176,12 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	    copy_fixed(out->id, sizeof(out->id), id) < 0 ||
 	    copy_fixed(out->image_digest, sizeof(out->image_digest), digest) < 0 ||
 	    copy_fixed(out->backend, sizeof(out->backend), backend) < 0 ||
-	    copy_fixed(out->boot_id, sizeof(out->boot_id), boot_id) < 0)
+	    copy_fixed(out->boot_id, sizeof(out->boot_id), boot_id) < 0 ||
+	    copy_fixed(out->parent, sizeof(out->parent), parent) < 0 ||
+	    copy_fixed(out->parent_id, sizeof(out->parent_id), parent_id) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid kind, state, id or mount list"), name);
+	if (egress_from_json(&out->egress, egress) < 0)
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid egress policy"), name);
 	out->kind = k;
 	out->expiry_action = e;
 	out->state = s;
@@ -209,17 +255,34 @@ int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_
 
 	if (!path || !doc)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("cannot write the record of sandbox '%s': out of memory"), rec->name);
-	else if ((rc = sb_json_save(path, doc, err)) == 0)
+	/* a temporary sandbox does not survive a host restart (the first command
+	 * after one removes it), so its record needs no fsyncs: two per restore */
+	else if ((rc = sb_json_save_sync(path, doc, rec->kind != SB_KIND_TEMPORARY, err)) == 0)
 		sb_generation_bump(root, SB_GEN_SANDBOXES, NULL);
 	json_decref(doc);
 	free(path);
 	return rc;
 }
 
-int sb_record_transition(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
-			 const char *reason, struct sb_error *err)
+/* The timeline entry of a transition; its failure fails nothing (the record
+ * is saved), it is logged. The caller holds the sandbox's lock. */
+static void note_transition(struct sb_root *root, const struct sb_record *rec, enum sb_timeline_source source)
+{
+	struct sb_timeline_entry e = SB_TIMELINE_ENTRY_INIT(SB_TIMELINE_LIFECYCLE, source);
+	struct sb_settings set;
+	struct sb_error why;
+
+	e.text = sb_sandbox_state_name(rec->state);
+	e.detail = rec->reason;
+	if (sb_settings_load(&set, root, &why) < 0 || sb_timeline_add(root, rec->name, &set, 1, &e, NULL, &why) < 0)
+		sb_log("no timeline entry for sandbox '%s' going %s: %s", rec->name, e.text, why.msg);
+}
+
+int sb_record_transition_as(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
+			    const char *reason, enum sb_timeline_source source, struct sb_error *err)
 {
 	char *copy = strdup(reason ? reason : "");
+	int rc;
 
 	if (!copy)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
@@ -227,7 +290,15 @@ int sb_record_transition(struct sb_root *root, struct sb_record *rec, enum sb_sa
 	rec->reason = copy;
 	rec->state = state;
 	rec->state_changed = sb_clock_now();
-	return sb_record_save(root, rec, err);
+	if ((rc = sb_record_save(root, rec, err)) == 0)
+		note_transition(root, rec, source);
+	return rc;
+}
+
+int sb_record_transition(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
+			 const char *reason, struct sb_error *err)
+{
+	return sb_record_transition_as(root, rec, state, reason, sb_timeline_actor(), err);
 }
 
 void sb_record_clear(struct sb_record *rec)
@@ -248,5 +319,6 @@ void sb_record_clear(struct sb_record *rec)
 	free(rec->owner);
 	free(rec->reason);
 	free(rec->runtime_build);
+	sb_egress_clear(&rec->egress);
 	memset(rec, 0, sizeof(*rec));
 }

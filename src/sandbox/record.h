@@ -13,6 +13,7 @@
 #include "base/host.h"
 #include "base/name.h"
 #include "base/root.h"
+#include "net/egress.h"
 
 #define SB_RECORD_SCHEMA 2
 #define SB_SANDBOX_NAME_MAX SB_NAME_MAX
@@ -74,6 +75,7 @@ struct sb_record {
 	long long idle_timeout;              /* seconds; temporary only (0 for permanent) */
 	enum sb_expiry_action expiry_action;
 	int network;                         /* 0 off, 1 on */
+	struct sb_egress egress;             /* network on: what it may reach ("egress" in JSON; absent: default) */
 	int exchange;                        /* /exchange mounted */
 	struct sb_sandbox_mount *mounts;     /* host mounts */
 	size_t n_mounts;
@@ -89,17 +91,23 @@ struct sb_record {
 	 * not restored) and the host's boot id (a change means a host restart) */
 	char *runtime_build;                 /* "" when unknown */
 	char boot_id[SB_HOST_BOOT_ID_LEN];        /* "" when unknown */
+	/* a fork's source, as it was at the fork ("" when not a fork) */
+	char parent[SB_SANDBOX_NAME_MAX + 1];
+	char parent_id[SB_SANDBOX_ID_LEN];
 };
 
 /* Loads ROOT/sandboxes/<name>/sandbox.json; SB_ERR_NOTFOUND naming the sandbox when absent. */
 int sb_record_load(struct sb_record *out, struct sb_root *root, const char *name, struct sb_error *err);
-/* Writes the record atomically (temp file, fsync, rename). */
+/* Writes the record atomically (temp file, fsync, rename; a temporary
+ * sandbox's without the fsyncs). */
 int sb_record_save(struct sb_root *root, const struct sb_record *rec, struct sb_error *err);
 /* JSON form (the on-disk schema); new reference, NULL when it cannot be built
  * whole (out of memory, text that is not UTF-8). */
 json_t *sb_record_to_json(const struct sb_record *rec);
 int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_error *err);
-/* Sets state, reason and state_changed (now), then saves. */
+/* Sets state, reason and state_changed (now), then saves, and adds the
+ * change to the sandbox's timeline (source: this process's actor). The
+ * caller holds the sandbox's lock exclusively, as for every transition. */
 int sb_record_transition(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
 			 const char *reason, struct sb_error *err);
 void sb_record_clear(struct sb_record *rec);

@@ -53,7 +53,7 @@ int sb_sandbox_remove(struct sb_root *root, const char *name, unsigned flags, st
 				  b.rec.reason);
 		goto out;
 	}
-	sb_box_end_sessions(&b);
+	sb_box_end_shells(&b);
 	if ((rc = sb_box_destroy(&b, force, err)) < 0) {
 		if (b.loaded) {
 			char *why = sb_strdupf(_("remove failed: %s"), err->msg);

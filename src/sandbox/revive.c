@@ -51,14 +51,14 @@ int sb_box_settle(struct sb_box *b, enum sb_gone why, int *removed, struct sb_er
 
 	*removed = 0;
 	/* what is left of it: a deleted container's state, a mounted disk, cgroups */
-	sb_box_end_sessions(b);
+	sb_box_end_shells(b);
 	sb_box_teardown(b, 1, &ignored);
 	if (why == SB_GONE_RESTART && b->rec.kind == SB_KIND_TEMPORARY) {
 		sb_log("removing temporary sandbox '%s': %s", b->rec.name, _("the host restarted and its disk had no syncs"));
 		*removed = 1;
 		return sb_box_destroy(b, 1, err);
 	}
-	return sb_record_transition(b->root, &b->rec, SB_STATE_STOPPED, sb_gone_reason(why), err);
+	return sb_record_transition_as(b->root, &b->rec, SB_STATE_STOPPED, sb_gone_reason(why), SB_TIMELINE_SANDBENCH, err);
 }
 
 int sb_box_settle_if_gone(struct sb_box *b, struct sb_error *err)

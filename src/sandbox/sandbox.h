@@ -9,8 +9,10 @@
 #include <sys/types.h>
 
 #include "base/error.h"
+#include "base/redact.h"
 #include "sandbox/record.h"
 #include "base/root.h"
+#include "sandbox/timeline.h"
 
 /* Options of sb_sandbox_create. Zero values mean "the configured default"
  * (ROOT/config over data/sandbench.conf). The caller keeps ownership. */
@@ -21,6 +23,7 @@ struct sb_sandbox_spec {
 	long long idle_timeout;                  /* seconds, temporary only; 0: default */
 	enum sb_expiry_action expiry_action;
 	int network;                             /* -1: default, 0: off, 1: on */
+	const struct sb_egress *egress;          /* network on: its egress policy; NULL: the default */
 	int no_exchange;                         /* do not mount ROOT/exchange at /exchange */
 	const struct sb_sandbox_mount *mounts;   /* host mounts (already policy-checked or not: create checks) */
 	size_t n_mounts;
@@ -60,6 +63,25 @@ struct sb_sandbox_stats {
 	unsigned long long pids;
 };
 
+/* Egress policies (net/egress.h). parse builds one from --allow items
+ * (ADDRESS[/PREFIX][:PORT], or @NAME for an allow_profile of the
+ * configuration): allow mode when there are any, default otherwise; a bad
+ * item is SB_ERR_INVALID naming it. set_egress changes the policy of a
+ * network-on sandbox, in its record and, when its network is up, at once
+ * (open connections included), and notes the change in its timeline.
+ * egress_collect moves the connections the policy dropped since the last
+ * call into the timeline (kind network, "denied tcp 10.0.0.1:80", at the
+ * time of the last attempt); *count (may be NULL) says how many. */
+int sb_sandbox_egress_parse(struct sb_egress *out, struct sb_root *root, const char *const *allow, size_t n,
+			    struct sb_error *err);
+int sb_sandbox_set_egress(struct sb_root *root, const char *name, const struct sb_egress *egress,
+			  struct sb_error *err);
+int sb_sandbox_egress_collect(size_t *count, struct sb_root *root, const char *name, struct sb_error *err);
+/* The policy of a record in one line for people ("deny-all", "allow 10.0.0.0/8:80",
+ * "default (internet; no link-local, metadata, host or private addresses)"):
+ * malloc'd, NULL when out of memory. */
+char *sb_sandbox_egress_text(struct sb_root *root, const struct sb_record *rec);
+
 /* Checks a name; SB_ERR_INVALID with a message that says what is allowed. */
 int sb_sandbox_name_check(const char *name, struct sb_error *err);
 
@@ -75,8 +97,19 @@ struct sb_exec_opts {
 	char *const *env;                        /* "K=V" entries, NULL-terminated; may be NULL */
 	int timeout_ms;                          /* <= 0: no deadline; on the deadline the command is killed */
 	int stdin_fd;                            /* -1: /dev/null */
-	int stdout_fd, stderr_fd;                /* -1: captured into the result */
+	int stdout_fd, stderr_fd;                /* -1: captured into the result; else it goes there as it comes */
 	size_t capture_max;                      /* bytes kept of each stream; 0: 16 MiB */
+	enum sb_timeline_source source;          /* who runs it, for the timeline; 0: an agent */
+	/* Values kept out of everything sandbench records or shows: the command
+	 * gets NAME=VALUE in its environment; the timeline lists the names, and
+	 * wherever a value would appear in it (the command, the output) it is
+	 * "[secret NAME]". They reach runsc through no command line and no file.
+	 * A value under SB_REDACT_MIN_VALUE bytes is refused (SB_ERR_INVALID). */
+	const struct sb_secret *secrets;
+	size_t n_secrets;
+	/* sandbench's own helper command (cp's tar), whose caller records what
+	 * it did (a file entry): no exec entry of its own */
+	int unrecorded;
 };
 
 struct sb_exec_result {
@@ -84,17 +117,40 @@ struct sb_exec_result {
 	int timed_out;
 	char *out, *errout;                      /* captured output, NUL-terminated ("" if not captured) */
 	size_t out_len, err_len;
+	unsigned long long out_bytes;            /* what the command wrote (stdout + stderr), kept or not */
 	long long duration_ms;
 };
 
-/* Runs a command in a running sandbox and touches its activity. Returns 0 when
+/* Runs a command in a running sandbox, touches its activity and adds it to
+ * the timeline (command, cwd, exit status, duration, output size and the
+ * first timeline_output bytes of each stream). Returns 0 when
  * the command ran (whatever its exit status); negative when sandbench could not
  * run it. Execs in different sandboxes run in parallel. */
 int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char *name,
 		    const struct sb_exec_opts *opts, struct sb_error *err);
 void sb_exec_result_clear(struct sb_exec_result *r);
 
-/* Ends attached sessions, checkpoints memory and processes to disk and deletes
+/* What sb_sandbox_fork did beside making the fork. */
+struct sb_fork_report {
+	int memory;                              /* the fork carries on the source's memory and processes */
+	int source_checkpointed;                 /* the source was running: checkpointed, its sessions ended */
+	int source_restored;                     /* ... and restored afterwards (0: see source_error) */
+	char source_error[1024];                 /* why restoring the source failed ("" when it did not) */
+	unsigned long long skipped;              /* special files of the disk left out (sockets, devices) */
+};
+
+/* Makes sandbox name a copy of source: its disk (overlay upper and
+ * workspace, copied) and, when source runs or is stopped with a checkpoint,
+ * its memory and processes (restored from source's checkpoint image; a
+ * running source is checkpointed, which ends its sessions, and restored
+ * right after). Network, mounts (verified again at the fork's boot), limits,
+ * owner and labels follow the source; kind SB_KIND_DEFAULT keeps its kind.
+ * The record names its parent. On failure nothing of name is left behind.
+ * out and report may be NULL. */
+int sb_sandbox_fork(struct sb_sandbox_info *out, struct sb_fork_report *report, struct sb_root *root,
+		    const char *source, const char *name, enum sb_sandbox_kind kind, struct sb_error *err);
+
+/* Ends attached shells, checkpoints memory and processes to disk and deletes
  * the runsc container. reason: why (NULL: "stopped by user"). */
 int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, struct sb_error *err);
 /* Wakes a stopped sandbox from its checkpoint; without one (or with one of
@@ -123,6 +179,9 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 void sb_sandbox_list_free(struct sb_sandbox_info *list, size_t count);
 int sb_sandbox_inspect(struct sb_sandbox_info *out, struct sb_root *root, const char *name, struct sb_error *err);
 void sb_sandbox_info_clear(struct sb_sandbox_info *info);
+/* The JSON form of a sandbox (the record plus activity, expiry, workspace):
+ * the CLI's ls, inspect, create and the MCP server's results. New reference. */
+json_t *sb_sandbox_info_json(const struct sb_sandbox_info *info);
 int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const char *name, struct sb_error *err);
 
 /* Expiry of idle temporary sandboxes. */
@@ -142,26 +201,41 @@ int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *
 /* Expires one sandbox now by its expiry action (the workbench's "expire now"). */
 int sb_sandbox_expire(struct sb_root *root, const char *name, struct sb_error *err);
 
-/* Interactive sessions on a pty (runsc exec --process with terminal: true).
- * Sessions are registered with their sandbox: stop ends them first (a live
+/* Interactive shells on a pty (runsc exec --process with terminal: true).
+ * Shells are registered with their sandbox: stop ends them first (a live
  * host pty would make the checkpoint unrestorable). */
-struct sb_session;
-/* argv NULL: "/bin/sh -i". The pty starts at rows x cols. */
-int sb_session_open(struct sb_session **out, struct sb_root *root, const char *name, char *const *argv,
-		    unsigned short rows, unsigned short cols, struct sb_error *err);
-int sb_session_fd(const struct sb_session *s);           /* the pty master (O_NONBLOCK, O_CLOEXEC) */
-pid_t sb_session_pid(const struct sb_session *s);
-int sb_session_resize(struct sb_session *s, unsigned short rows, unsigned short cols);
-/* Typing counts as activity: touches the sandbox at most once a second. */
-void sb_session_activity(struct sb_session *s);
-/* 1 and *status (exit status, 128+signal) when the session ended; 0 when still running. */
-int sb_session_poll(struct sb_session *s, int *status);
-/* Waits up to timeout_ms for the session to end (after its pty reported EOF/EIO);
+struct sb_shell;
+struct sb_shell_opts {
+	char *const *argv;               /* NULL: "/bin/sh -i" */
+	char *const *env;                /* "K=V" over the defaults (PATH, HOME, TERM, LANG); may be NULL */
+	const char *cwd;                 /* NULL: /workspace */
+	const char *term;                /* NULL: xterm-256color */
+	unsigned short rows, cols;       /* the pty's size; 0: 24 x 80 */
+	int no_echo;                     /* the terminal starts with echo off */
+	int register_caller;             /* stop waits for the calling process (a session holder, which
+					  * records the end) rather than for the runsc exec */
+};
+/* opts may be NULL (all defaults). */
+int sb_shell_open(struct sb_shell **out, struct sb_root *root, const char *name, const struct sb_shell_opts *opts,
+		  struct sb_error *err);
+int sb_shell_fd(const struct sb_shell *s);           /* the pty master (O_NONBLOCK, O_CLOEXEC) */
+pid_t sb_shell_pid(const struct sb_shell *s);
+int sb_shell_resize(struct sb_shell *s, unsigned short rows, unsigned short cols);
+/* Typing counts as activity: touches the sandbox at most once a second,
+ * without its lock (never waits for a stop that is ending this shell). */
+void sb_shell_activity(struct sb_shell *s);
+/* Kills the shell's process inside the sandbox (its host side follows). */
+void sb_shell_kill(struct sb_shell *s);
+/* 1 when stop (or rm) took this shell's registration: it is being ended. */
+int sb_shell_ended_by_stop(const struct sb_shell *s);
+/* 1 and *status (exit status, 128+signal) when the shell ended; 0 when still running. */
+int sb_shell_poll(struct sb_shell *s, int *status);
+/* Waits up to timeout_ms for the shell to end (after its pty reported EOF/EIO);
  * 1 and *status when it did, 0 on the deadline. */
-int sb_session_wait(struct sb_session *s, int timeout_ms, int *status);
-/* Ends the session if needed (hang-up, then kill), reaps it and unregisters it. */
-void sb_session_close(struct sb_session *s);
-/* The shell for an interactive session in a running sandbox (login.c): root's
+int sb_shell_wait(struct sb_shell *s, int timeout_ms, int *status);
+/* Ends the shell if needed (hang-up, then kill), reaps it and unregisters it. */
+void sb_shell_close(struct sb_shell *s);
+/* The shell for an interactive shell in a running sandbox (login.c): root's
  * login shell from the sandbox's /etc/passwd, else /bin/bash, else /bin/sh,
  * all looked up inside the sandbox's root (base/inroot.h), never through the
  * host's view of its files. *out is malloc'd. When passwd's shell is not the

@@ -54,6 +54,24 @@ static int set_subnet(struct sb_settings *c, const char *v)
 	return strlen(v) < sizeof(c->network_subnet) ? (strcpy(c->network_subnet, v), 0) : -1;
 }
 
+static int set_private(struct sb_settings *c, const char *v)
+{
+	c->network_private = !strcmp(v, "allow") ? 1 : !strcmp(v, "block") ? 0 : -1;
+	return c->network_private < 0 ? -1 : 0;
+}
+
+/* Repeatable: each line adds a profile; its rules are checked on use. */
+static int set_allow_profile(struct sb_settings *c, const char *v)
+{
+	size_t have = strlen(c->allow_profiles), n = strlen(v);
+
+	if (!strchr(v, ' ') || have + n + 2 > sizeof(c->allow_profiles))
+		return -1;
+	memcpy(c->allow_profiles + have, v, n);
+	memcpy(c->allow_profiles + have + n, "\n", 2);
+	return 0;
+}
+
 static int set_memory(struct sb_settings *c, const char *v)
 {
 	long long b = sb_units_parse_size(v);
@@ -73,6 +91,19 @@ static int set_runsc_timeout(struct sb_settings *c, const char *v)
 	return s > 0 && s <= 3600 ? (c->runsc_timeout_ms = (int)(s * 1000), 0) : -1;
 }
 
+/* Bounded so that a timeline stays cheap to read and a line to parse. */
+static int set_timeline_size(struct sb_settings *c, const char *v)
+{
+	long long b = sb_units_parse_size(v);
+	return b >= 4096 && b <= 64LL << 20 ? (c->timeline_size = (size_t)b, 0) : -1;
+}
+
+static int set_timeline_output(struct sb_settings *c, const char *v)
+{
+	long long b = sb_units_parse_size(v);
+	return b >= 0 && b <= 64 << 10 ? (c->timeline_output = (size_t)b, 0) : -1;
+}
+
 static const struct {
 	const char *key;
 	setter_fn set;
@@ -83,9 +114,13 @@ static const struct {
 	{ "network", set_network },
 	{ "network_bridge", set_bridge },
 	{ "network_subnet", set_subnet },
+	{ "network_private", set_private },
+	{ "allow_profile", set_allow_profile },
 	{ "memory", set_memory },
 	{ "cpus", set_cpus },
 	{ "runsc_timeout", set_runsc_timeout },
+	{ "timeline_size", set_timeline_size },
+	{ "timeline_output", set_timeline_output },
 };
 
 static char *trim(char *s)
@@ -152,6 +187,8 @@ int sb_settings_load(struct sb_settings *out, struct sb_root *root, struct sb_er
 		.memory = 1ULL << 30,
 		.cpus = 0,
 		.runsc_timeout_ms = 60000,
+		.timeline_size = 1 << 20,
+		.timeline_output = 8 << 10,
 	};
 	rc = apply_file(out, env && *env ? env : SB_DATADIR "/sandbench.conf", err);
 	if (rc < 0)

@@ -15,9 +15,14 @@ struct sb_settings {
 	int network;                             /* 0 off, 1 on */
 	char network_bridge[16];                 /* host bridge of network-on sandboxes ("": the default) */
 	char network_subnet[24];                 /* their IPv4 subnet ("": the default) */
+	int network_private;                     /* the default egress policy lets private ranges through */
+	/* "NAME RULE..." lines of the allow_profile settings (--allow @NAME), '\n'-separated */
+	char allow_profiles[2048];
 	unsigned long long memory;               /* bytes, 0: no limit */
 	double cpus;                             /* 0: no limit */
 	int runsc_timeout_ms;                     /* deadline of runsc lifecycle calls */
+	size_t timeline_size;                    /* bytes of timeline.jsonl before it is rotated */
+	size_t timeline_output;                  /* bytes of an exec's stdout and of its stderr kept in its entry */
 };
 
 /* Built-in defaults, then the installed file (if present), then ROOT/config. */

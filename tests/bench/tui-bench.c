@@ -3,7 +3,11 @@
  *     per refresh (re-read of every record, sort, render), peak RSS;
  *  2. embedded-terminal throughput: `seq 1 200000` in an attached shell until
  *     the last line shows, and the same in a tmux pane running
- *     `sandbench shell` on the same sandbox, in the same run.
+ *     `sandbench shell` on the same sandbox, in the same run;
+ *  3. the cost of mirroring a session: `seq 1 200000` sent to an agent
+ *     session and read back to its prompt through the library, unwatched and
+ *     while the workbench mirrors it (time until the prompt, and the
+ *     workbench's CPU for the flood), medians of RUNS each, alternating.
  * Prints one line per measurement. */
 #include "config.h"
 
@@ -22,6 +26,7 @@
 #include "sandbox/record.h"
 #include "base/root.h"
 #include "sandbox/sandbox.h"
+#include "session/session.h"
 #include "testutil.h"
 
 #define RECORDS 1000
@@ -93,7 +98,7 @@ static void make_records(const char *dir)
 		snprintf(rec.name, sizeof(rec.name), "bench-%04d", i);
 		snprintf(rec.id, sizeof(rec.id), "sb-%016x", i);
 		rec.created = now - i;
-		rec.image_ref = i % 2 ? "docker.io/library/python:3.12" : "sandbench/default:latest";
+		rec.image_ref = i % 2 ? "docker.io/library/python:3.12" : "localhost/sandbench/default:latest";
 		snprintf(rec.image_digest, sizeof(rec.image_digest), "sha256:%064d", i % 7);
 		rec.kind = i % 3 ? SB_KIND_TEMPORARY : SB_KIND_PERMANENT;
 		rec.idle_timeout = rec.kind == SB_KIND_TEMPORARY ? 86400 : 0;
@@ -250,6 +255,102 @@ static void bench_throughput(void)
 	free(bin);
 }
 
+#define RUNS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Sends seq 1 last as the agent and reads until its prompt; the elapsed ms. */
+static double flood(struct sb_root *root, struct sb_session *s, int last, unsigned long long *bytes)
+{
+	char line[64];
+	unsigned long long off;
+	struct sb_session_read_opts ro = { .max_wait_ms = WAIT };
+	struct sb_session_read_result rr;
+	struct sb_error err;
+	double t0 = now_ms();
+
+	snprintf(line, sizeof(line), "seq 1 %d\n", last);
+	if (sb_session_send(s, &off, line, strlen(line), SB_SOURCE_AGENT, &err) < 0)
+		die("session send", err.msg);
+	ro.since = (long long)off;
+	if (sb_session_read(&rr, root, "mr", "0", &ro, &err) < 0 || rr.reason != SB_READ_PROMPT)
+		die("session read", rr.reason != SB_READ_PROMPT ? "no prompt" : err.msg);
+	*bytes = rr.offset - rr.since;
+	sb_session_read_result_clear(&rr);
+	return now_ms() - t0;
+}
+
+static void bench_mirror(void)
+{
+	char *dir = tu_tempdir("benchmr"), want[16];
+	struct sb_root *root;
+	struct sb_bootstrap_opts bo = { .kind = SB_BOOTSTRAP_BUSYBOX };
+	struct sb_bootstrap_result res;
+	struct sb_sandbox_spec spec = { .name = "mr", .kind = SB_KIND_PERMANENT, .network = -1 };
+	struct sb_session_opts so = { 0 };
+	struct sb_session_info info;
+	struct sb_session *s;
+	struct sb_error err;
+	const char *argv[] = { "--root", dir, NULL };
+	double alone[RUNS], watched[RUNS], shown[RUNS], cpu[RUNS];
+	unsigned long long bytes = 0;
+	struct tui *t;
+
+	if (sb_root_open(&root, dir, &err) < 0 || sb_image_bootstrap(&res, root, &bo, &err) < 0)
+		die("image", err.msg);
+	spec.image = res.image.digest;
+	if (sb_sandbox_process_init(&err) < 0 || sb_sandbox_create(NULL, root, &spec, &err) < 0 ||
+	    sb_session_start(&info, root, "mr", NULL, &so, &err) < 0 || sb_session_connect(&s, root, "mr", "0", &err) < 0)
+		die("session", err.msg);
+	sb_session_info_clear(&info);
+	t = tui_start(40, 120, argv, NULL);
+	if (!t || tui_wait_row(t, "^mr ", "running", WAIT) < 0)
+		die("workbench", NULL);
+	tui_send(t, "4");
+	if (tui_wait_row(t, "^0 ", "agent", WAIT) < 0)
+		die("no session in the workbench", NULL);
+	for (int i = 0; i < RUNS; i++) {
+		alone[i] = flood(root, s, 200000, &bytes);
+		tui_send(t, "\r");
+		if (tui_wait_text(t, "watching session 0 of mr", WAIT) < 0)
+			die("the mirror did not open", NULL);
+		double c0 = cpu_ms(tui_pid(t)), t0 = now_ms();
+		watched[i] = flood(root, s, 200000 + 1 + i, &bytes);
+		snprintf(want, sizeof(want), "%d", 200000 + 1 + i);
+		if (tui_wait_line_start(t, want, WAIT) < 0)
+			die("the last line did not show in the mirror", want);
+		shown[i] = now_ms() - t0;
+		cpu[i] = cpu_ms(tui_pid(t)) - c0;
+		tui_send(t, "q");   /* not watching for the next unwatched run */
+		if (tui_wait_gone(t, "watching session 0 of mr", WAIT) < 0)
+			die("the mirror did not close", NULL);
+	}
+	double a = median(alone, RUNS), w = median(watched, RUNS);
+	printf("session flood (%llu bytes) to its prompt, unwatched       %.0f ms (median of %d)\n", bytes, a, RUNS);
+	printf("session flood to its prompt, mirrored by the workbench    %.0f ms (ratio %.2f)\n", w, w / a);
+	printf("session flood, until the mirror shows its last line       %.0f ms\n", median(shown, RUNS));
+	printf("session flood, workbench CPU while mirroring              %.0f ms (%.1f ms per MB)\n", median(cpu, RUNS),
+	       median(cpu, RUNS) / ((double)bytes / 1e6));
+	tui_send(t, "q");
+	tui_finish(t, WAIT);
+	sb_session_close(s);
+	sb_sandbox_remove(root, "mr", SB_REMOVE_FORCE, NULL);
+	sb_root_close(root);
+	tu_remove(dir);
+	free(dir);
+}
+
 int main(int argc, char **argv)
 {
 	int which = argc > 1 ? atoi(argv[1]) : 0;
@@ -259,5 +360,7 @@ int main(int argc, char **argv)
 		bench_records();
 	if (which == 0 || which == 2)
 		bench_throughput();
+	if (which == 0 || which == 3)
+		bench_mirror();
 	return 0;
 }

@@ -47,7 +47,8 @@ static void box_remove(struct box *b);
 static void setup(void)
 {
 	nt_names_init(&names);
-	cfg = (struct sb_network_config){ .bridge = names.bridge, .subnet = names.subnet };
+	/* the test host has a private address */
+	cfg = (struct sb_network_config){ .bridge = names.bridge, .subnet = names.subnet, .allow_private = 1 };
 	dir = tu_tempdir("net");
 	cr_assert_not_null(dir);
 	char *r = sb_path_join(dir, "root");
@@ -154,14 +155,24 @@ Test(network, orphans_are_found_and_removed)
 	struct sb_net_orphan *list;
 	struct sb_netinfo n;
 	struct sb_error err;
-	char tag[7], stray[64];
+	char tag[7], stray[64], chain[32], ghost_chain[32];
 	size_t count;
-	int kinds[4] = { 0 };
+	int kinds[5] = { 0 };
+	struct sb_subnet sub;
+	struct sb_egress none = { .mode = SB_EGRESS_DENY_ALL };
+	uint32_t ghost_addr;
 
 	cr_assert_eq(sb_network_tag(tag, root, NULL), 0);
 	cr_assert_eq(sb_network_setup(&n, root, &cfg, "ghost", &err), 0, "%s", err.msg);
 	snprintf(stray, sizeof(stray), "sb-%s-stray%s", tag, names.sfx);
 	cr_assert_eq(tu_sh("ip netns add %s", stray), 0);
+	/* an egress chain of this root for an address nobody leases */
+	cr_assert_eq(sb_subnet_parse(&sub, names.subnet, NULL), 0);
+	cr_assert_eq(sb_egress_nft_apply(tag, sub.net + 200, &none, 0, NULL, 0, &err), 0, "%s", err.msg);
+	snprintf(chain, sizeof(chain), "eg_%s_%08x", tag, (unsigned)(sub.net + 200));
+	cr_assert_eq(sb_lease_find(&ghost_addr, root, "ghost", NULL), 0);
+	snprintf(ghost_chain, sizeof(ghost_chain), "eg_%s_%08x", tag, (unsigned)ghost_addr);
+	cr_assert_eq(tu_sh("nft list chain inet sandbench_egress %s >/dev/null", ghost_chain), 0, "setup made no egress chain");
 	/* "ghost" has a lease but no sandbox record */
 	cr_assert_eq(sb_network_orphans(&list, &count, root, &cfg, &err), 0, "%s", err.msg);
 	for (size_t i = 0; i < count; i++) {
@@ -170,14 +181,19 @@ Test(network, orphans_are_found_and_removed)
 			cr_assert_str_eq(list[i].name, "ghost");
 		if (list[i].kind == SB_NET_ORPHAN_NETNS)
 			cr_assert_str_eq(list[i].name, stray);
+		if (list[i].kind == SB_NET_ORPHAN_EGRESS)
+			cr_assert_str_eq(list[i].name, chain);
 	}
 	cr_assert_eq(kinds[SB_NET_ORPHAN_LEASE], 1);
+	cr_assert_eq(kinds[SB_NET_ORPHAN_EGRESS], 1, "ghost's egress chain is accounted for by its lease");
 	cr_assert_eq(kinds[SB_NET_ORPHAN_NETNS], 1, "ghost's netns is accounted for by its lease");
 	for (size_t i = 0; i < count; i++)
 		cr_assert_eq(sb_network_orphan_remove(root, &cfg, &list[i], &err), 0, "%s", err.msg);
 	free(list);
 	assert_gone(&n);
 	cr_assert_not(nt_netns_exists(stray));
+	cr_assert_neq(tu_sh("nft list chain inet sandbench_egress %s 2>/dev/null", chain), 0, "the stray egress chain is left");
+	cr_assert_neq(tu_sh("nft list chain inet sandbench_egress %s 2>/dev/null", ghost_chain), 0, "ghost's egress chain is left");
 	cr_assert_not(nt_link_exists(names.bridge));
 	cr_assert_eq(sb_network_orphans(&list, &count, root, &cfg, NULL), 0);
 	cr_assert_eq(count, 0);

@@ -4,8 +4,6 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,176 +15,37 @@
 #include "base/fs.h"
 #include "registry/registry.h"
 #include "base/root.h"
+#include "regfixture.h"
 #include "testutil.h"
 
-/* Test images are built once per run (make-images.sh) and shared read-only. */
-static char *images;
-
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-	char *script = tu_srcpath("tests/fixtures/make-images.sh");
-
-	(void)set;
-	images = tu_tempdir("regimg");
-	if (images && tu_sh("sh %s %s >/dev/null", script, images) == 0)
-		setenv("SB_TEST_REGISTRY_IMAGES", images, 1);
-	free(script);
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-	(void)stats;
-	tu_remove(images);
-	free(images);
-}
-
-static char *dir, *regdir, *script;
-static struct sb_root *root;
-static int port;
-
-/* KEY from the images' digests file (BUSYBOX_MANIFEST, ...). */
-static char *image_digest(const char *key)
-{
-	char *v = tu_sh_out(". %s/digests && echo $%s", getenv("SB_TEST_REGISTRY_IMAGES"), key);
-
-	cr_assert(v && sb_digest_valid(v), "no digest %s", key);
-	return v;
-}
-
-static char *layout(const char *name)
-{
-	return sb_path_join(getenv("SB_TEST_REGISTRY_IMAGES"), name);
-}
-
-static void setup(void)
-{
-	cr_assert_not_null(getenv("SB_TEST_REGISTRY_IMAGES"), "test images were not built");
-	dir = tu_tempdir("reg");
-	cr_assert_not_null(dir);
-	regdir = sb_path_join(dir, "registry");
-	script = tu_srcpath("tests/fixtures/registry.sh");
-	char *rootdir = sb_path_join(dir, "root");
-	cr_assert_eq(sb_root_open(&root, rootdir, NULL), 0);
-	free(rootdir);
-}
-
-/* Stops a server started by this test from the pid it left in path. */
-static void kill_pidfile(const char *path)
-{
-	char *text = NULL;
-
-	if (sb_fs_read_file(&text, NULL, path, 64, NULL) == 0 && atoi(text) > 0)
-		kill(atoi(text), SIGTERM);
-	free(text);
-}
-
-static void teardown(void)
-{
-	char *p;
-
-	tu_sh("%s stop %s", script, regdir);
-	p = sb_path_join(dir, "server.pid");
-	kill_pidfile(p);
-	free(p);
-	sb_root_close(root);
-	tu_remove(dir);
-	free(dir);
-	free(regdir);
-	free(script);
-}
-
-TestSuite(registry, .init = setup, .fini = teardown, .timeout = 120);
-
-static void start_registry(const char *options)
-{
-	char *out = tu_sh_out("%s start %s %s", script, regdir, options ? options : "");
-
-	cr_assert(out && atoi(out) > 0, "docker-registry did not start");
-	port = atoi(out);
-	free(out);
-}
-
-static void push(const char *image, const char *dest, const char *extra)
-{
-	char *src = layout(image);
-
-	cr_assert_eq(tu_sh("%s push %s %s:latest %s %s", script, regdir, src, dest, extra ? extra : ""), 0);
-	free(src);
-}
-
-static int file_exists(void *path)
-{
-	return access(path, F_OK) == 0;
-}
-
-/* Starts a python3 fixture server in the background; returns its port. */
-static int start_server(const char *fixture, const char *args, const char *port_file)
-{
-	char *py = tu_srcpath(fixture), *pf = sb_path_join(dir, port_file), *text = NULL;
-	int p;
-
-	cr_assert_eq(tu_sh("python3 %s %s </dev/null >%s/server.log 2>&1 & echo $! > %s/server.pid", py, args, dir,
-			   dir),
-		     0);
-	cr_assert(tu_wait_for(file_exists, pf, 20000), "%s did not start", fixture);
-	cr_assert_eq(sb_fs_read_file(&text, NULL, pf, 64, NULL), 0);
-	p = atoi(text);
-	free(text);
-	free(pf);
-	free(py);
-	return p;
-}
-
-static int start_bad_registry(const char *image, const char *faults)
-{
-	char *src = layout(image), *args = sb_strdupf("%s %s %s", src, dir, faults);
-	int p = start_server("tests/fixtures/bad-registry.py", args, "port");
-
-	free(args);
-	free(src);
-	return p;
-}
-
-static char *ref_at(int p, const char *name)
-{
-	return sb_strdupf("127.0.0.1:%d/%s", p, name);
-}
+TestSuite(registry, .init = rf_setup, .fini = rf_teardown, .timeout = 120);
 
 static int fetch(char digest[SB_DIGEST_STR_LEN], const char *ref, const struct sb_registry_opts *opts,
 		 struct sb_error *err)
 {
 	static const struct sb_registry_opts insecure = { .insecure = 1 };
 
-	return sb_registry_fetch(digest, NULL, root, ref, opts ? opts : &insecure, err);
-}
-
-static int count_lines(const char *file, const char *pattern)
-{
-	char *n = tu_sh_out("grep -c -- '%s' %s || true", pattern, file);
-	int v = n ? atoi(n) : -1;
-
-	free(n);
-	return v;
+	return sb_registry_fetch(digest, NULL, rf.root, ref, opts ? opts : &insecure, err);
 }
 
 Test(registry, anonymous_pull_stores_manifest_config_and_layers)
 {
 	char digest[SB_DIGEST_STR_LEN], *canonical = NULL;
-	char *want = image_digest("BUSYBOX_MANIFEST"), *config = image_digest("BUSYBOX_CONFIG");
-	char *layer = image_digest("BUSYBOX_LAYER");
+	char *want = rf_image_digest("BUSYBOX_MANIFEST"), *config = rf_image_digest("BUSYBOX_CONFIG");
+	char *layer = rf_image_digest("BUSYBOX_LAYER");
 	struct sb_registry_opts opts = { .insecure = 1 };
 	struct sb_error err;
 
-	start_registry(NULL);
-	push("busybox", "sb/busybox:latest", NULL);
-	char *ref = ref_at(port, "sb/busybox");
-	cr_assert_eq(sb_registry_fetch(digest, &canonical, root, ref, &opts, &err), 0, "%s", err.msg);
+	rf_start_registry(NULL);
+	rf_push("busybox", "sb/busybox:latest", NULL);
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
+	cr_assert_eq(sb_registry_fetch(digest, &canonical, rf.root, ref, &opts, &err), 0, "%s", err.msg);
 	cr_assert_str_eq(digest, want);
 	char *expect_name = sb_strdupf("%s:latest", ref);
 	cr_assert_str_eq(canonical, expect_name);
-	cr_assert(sb_blob_exists(root, want));
-	cr_assert(sb_blob_exists(root, config));
-	cr_assert(sb_blob_exists(root, layer));
+	cr_assert(sb_blob_exists(rf.root, want));
+	cr_assert(sb_blob_exists(rf.root, config));
+	cr_assert(sb_blob_exists(rf.root, layer));
 	free(expect_name);
 	free(canonical);
 	free(ref);
@@ -199,21 +58,21 @@ Test(registry, second_pull_of_same_image_fetches_no_blob)
 {
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_error err;
-	char *log = sb_path_join(regdir, "log");
+	char *log = sb_path_join(rf.regdir, "log");
 
-	start_registry(NULL);
-	push("layered", "sb/layered:latest", NULL);
-	char *ref = ref_at(port, "sb/layered");
+	rf_start_registry(NULL);
+	rf_push("layered", "sb/layered:latest", NULL);
+	char *ref = rf_ref_at(rf.port, "sb/layered");
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
-	int blobs = count_lines(log, "\"GET /v2/sb/layered/blobs/");
+	int blobs = rf_count_lines(log, "\"GET /v2/sb/layered/blobs/");
 	cr_assert_eq(blobs, 3, "first pull fetched %d blobs, want config + 2 layers", blobs);
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(count_lines(log, "\"GET /v2/sb/layered/blobs/"), blobs, "second pull fetched blobs again");
+	cr_assert_eq(rf_count_lines(log, "\"GET /v2/sb/layered/blobs/"), blobs, "second pull fetched blobs again");
 	/* pinned and present: not even the manifest is asked for */
-	int manifests = count_lines(log, "\"GET /v2/sb/layered/manifests/");
+	int manifests = rf_count_lines(log, "\"GET /v2/sb/layered/manifests/");
 	char *pinned = sb_strdupf("%s@%s", ref, digest);
 	cr_assert_eq(fetch(digest, pinned, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(count_lines(log, "\"GET /v2/sb/layered/manifests/"), manifests);
+	cr_assert_eq(rf_count_lines(log, "\"GET /v2/sb/layered/manifests/"), manifests);
 	free(pinned);
 	free(ref);
 	free(log);
@@ -222,16 +81,16 @@ Test(registry, second_pull_of_same_image_fetches_no_blob)
 Test(registry, pinned_digest_pulls_exactly_that)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *want = image_digest("BUSYBOX_MANIFEST"), *other = image_digest("LAYERED_MANIFEST");
+	char *want = rf_image_digest("BUSYBOX_MANIFEST"), *other = rf_image_digest("LAYERED_MANIFEST");
 	struct sb_error err;
 
-	start_registry(NULL);
-	push("busybox", "sb/busybox:latest", NULL);
-	char *ref = sb_strdupf("127.0.0.1:%d/sb/busybox:latest@%s", port, want);
+	rf_start_registry(NULL);
+	rf_push("busybox", "sb/busybox:latest", NULL);
+	char *ref = sb_strdupf("127.0.0.1:%d/sb/busybox:latest@%s", rf.port, want);
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
 	cr_assert_str_eq(digest, want);
 	/* a digest the registry does not have */
-	char *missing = sb_strdupf("127.0.0.1:%d/sb/busybox@%s", port, other);
+	char *missing = sb_strdupf("127.0.0.1:%d/sb/busybox@%s", rf.port, other);
 	cr_assert_eq(fetch(digest, missing, NULL, &err), SB_ERR_NOTFOUND);
 	free(missing);
 	free(ref);
@@ -242,14 +101,14 @@ Test(registry, pinned_digest_pulls_exactly_that)
 Test(registry, pinned_digest_served_other_content_is_refused)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *pinned = image_digest("LAYERED_MANIFEST");
+	char *pinned = rf_image_digest("LAYERED_MANIFEST");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "ignore-digest");
+	int p = rf_start_bad_registry("busybox", "ignore-digest");
 	char *ref = sb_strdupf("127.0.0.1:%d/img@%s", p, pinned);
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_DIGEST, "%s", err.msg);
 	cr_assert(strstr(err.msg, pinned), "%s", err.msg);
-	cr_assert_not(sb_blob_exists(root, pinned));
+	cr_assert_not(sb_blob_exists(rf.root, pinned));
 	free(ref);
 	free(pinned);
 }
@@ -257,17 +116,17 @@ Test(registry, pinned_digest_served_other_content_is_refused)
 Test(registry, multiarch_index_resolves_to_amd64)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *amd64 = image_digest("BUSYBOX_MANIFEST"), *index = image_digest("MULTIARCH_INDEX");
-	char *arm64 = image_digest("MULTIARCH_ARM64_MANIFEST");
+	char *amd64 = rf_image_digest("BUSYBOX_MANIFEST"), *index = rf_image_digest("MULTIARCH_INDEX");
+	char *arm64 = rf_image_digest("MULTIARCH_ARM64_MANIFEST");
 	struct sb_error err;
 
-	start_registry(NULL);
-	push("multiarch", "sb/multi:latest", "--all");
-	char *ref = ref_at(port, "sb/multi");
+	rf_start_registry(NULL);
+	rf_push("multiarch", "sb/multi:latest", "--all");
+	char *ref = rf_ref_at(rf.port, "sb/multi");
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
 	cr_assert_str_eq(digest, amd64);
-	cr_assert(sb_blob_exists(root, index));
-	cr_assert_not(sb_blob_exists(root, arm64));
+	cr_assert(sb_blob_exists(rf.root, index));
+	cr_assert_not(sb_blob_exists(rf.root, arm64));
 	/* pinned to the index: verified, then resolved the same way */
 	char *pinned = sb_strdupf("%s@%s", ref, index);
 	cr_assert_eq(fetch(digest, pinned, NULL, &err), 0, "%s", err.msg);
@@ -282,10 +141,10 @@ Test(registry, multiarch_index_resolves_to_amd64)
 Test(registry, docker_schema2_manifest)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *want = image_digest("BUSYBOX_DOCKER_MANIFEST");
+	char *want = rf_image_digest("BUSYBOX_DOCKER_MANIFEST");
 	struct sb_error err;
-	int p = start_bad_registry("busybox-docker", "none");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox-docker", "none");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
 	cr_assert_str_eq(digest, want);
@@ -298,34 +157,12 @@ Test(registry, unknown_tag_is_not_found_naming_the_ref)
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_error err;
 
-	start_registry(NULL);
-	push("busybox", "sb/busybox:latest", NULL);
-	char *ref = sb_strdupf("127.0.0.1:%d/sb/busybox:nope", port);
+	rf_start_registry(NULL);
+	rf_push("busybox", "sb/busybox:latest", NULL);
+	char *ref = sb_strdupf("127.0.0.1:%d/sb/busybox:nope", rf.port);
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_NOTFOUND);
 	cr_assert(strstr(err.msg, ref), "%s", err.msg);
 	free(ref);
-}
-
-/* Writes "user:password" (or any text) to a file of the given mode. */
-static char *write_secret(const char *name, const char *text, mode_t mode)
-{
-	char *path = sb_path_join(dir, name);
-
-	cr_assert_eq(sb_fs_write_atomic(path, text, strlen(text), 0600, NULL), 0);
-	cr_assert_eq(chmod(path, mode), 0);
-	return path;
-}
-
-static void start_htpasswd_registry(void)
-{
-	char *htpasswd = sb_path_join(dir, "htpasswd");
-
-	cr_assert_eq(tu_sh("htpasswd -Bbn alice 's3cret:x' > %s", htpasswd), 0);
-	char *opt = sb_strdupf("htpasswd=%s", htpasswd);
-	start_registry(opt);
-	push("busybox", "sb/busybox:latest", "--dest-creds 'alice:s3cret:x'");
-	free(opt);
-	free(htpasswd);
 }
 
 Test(registry, basic_auth)
@@ -334,16 +171,16 @@ Test(registry, basic_auth)
 	struct sb_registry_opts opts = { .insecure = 1 };
 	struct sb_error err;
 
-	start_htpasswd_registry();
-	char *ref = ref_at(port, "sb/busybox");
+	rf_start_htpasswd_registry();
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
 	/* anonymous: refused, saying how to give credentials */
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_AUTH);
 	cr_assert(strstr(err.msg, "--creds"), "%s", err.msg);
-	opts.creds_file = write_secret("wrong", "alice:wrong\n", 0600);
+	opts.creds_file = rf_write_secret("wrong", "alice:wrong\n", 0600);
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_AUTH, "%s", err.msg);
 	cr_assert(strstr(err.msg, "alice"), "%s", err.msg);
 	free((char *)opts.creds_file);
-	opts.creds_file = write_secret("right", "alice:s3cret:x\n", 0600);
+	opts.creds_file = rf_write_secret("right", "alice:s3cret:x\n", 0600);
 	cr_assert_eq(fetch(digest, ref, &opts, &err), 0, "%s", err.msg);
 	free((char *)opts.creds_file);
 	free(ref);
@@ -355,13 +192,13 @@ Test(registry, creds_file_readable_by_others_is_refused)
 	struct sb_registry_opts opts = { .insecure = 1 };
 	struct sb_error err;
 
-	start_htpasswd_registry();
-	char *ref = ref_at(port, "sb/busybox");
-	opts.creds_file = write_secret("creds", "alice:s3cret:x\n", 0644);
+	rf_start_htpasswd_registry();
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
+	opts.creds_file = rf_write_secret("creds", "alice:s3cret:x\n", 0644);
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_AUTH);
 	cr_assert(strstr(err.msg, "0644"), "%s", err.msg);
-	char *log = sb_path_join(regdir, "log");
-	cr_assert_eq(count_lines(log, "\"sandbench/"), 0, "a request was made");
+	char *log = sb_path_join(rf.regdir, "log");
+	cr_assert_eq(rf_count_lines(log, "\"sandbench/"), 0, "a request was made");
 	free(log);
 	free((char *)opts.creds_file);
 	free(ref);
@@ -372,10 +209,10 @@ Test(registry, credentials_json_in_root)
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_error err;
 
-	start_htpasswd_registry();
-	char *ref = ref_at(port, "sb/busybox");
-	char *json = sb_strdupf("{\"127.0.0.1:%d\": {\"username\": \"alice\", \"password\": \"s3cret:x\"}}", port);
-	char *path = sb_path_join(sb_root_path(root), "credentials.json");
+	rf_start_htpasswd_registry();
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
+	char *json = sb_strdupf("{\"127.0.0.1:%d\": {\"username\": \"alice\", \"password\": \"s3cret:x\"}}", rf.port);
+	char *path = sb_path_join(sb_root_path(rf.root), "credentials.json");
 	cr_assert_eq(sb_fs_write_atomic(path, json, strlen(json), 0644, NULL), 0);
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_AUTH, "a 0644 credentials.json was used");
 	cr_assert_eq(chmod(path, 0600), 0);
@@ -385,40 +222,25 @@ Test(registry, credentials_json_in_root)
 	free(ref);
 }
 
-/* A token server (real RS256 JWTs with x5c) and a registry trusting it. */
-static int start_token_registry(const char *server_args)
-{
-	char *args = sb_strdupf("%s %s", dir, server_args);
-	int tport = start_server("tests/fixtures/token-server.py", args, "token.port");
-	char *opt = sb_strdupf("token=http://127.0.0.1:%d/token,sb-test-registry,sandbench-test-issuer,%s/token.crt",
-			       tport, dir);
-
-	start_registry(opt);
-	push("busybox", "sb/busybox:latest", "--dest-creds bob:hunter2");
-	free(opt);
-	free(args);
-	return tport;
-}
-
 Test(registry, token_auth_with_credentials)
 {
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_registry_opts opts = { .insecure = 1 };
 	struct sb_error err;
-	char *log = sb_path_join(dir, "token.log");
+	char *log = sb_path_join(rf.dir, "token.log");
 
-	start_token_registry("bob:hunter2");
-	char *ref = ref_at(port, "sb/busybox");
+	rf_start_token_registry("bob:hunter2");
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_AUTH, "anonymous pull was let in");
-	opts.creds_file = write_secret("wrong", "bob:nope", 0600);
+	opts.creds_file = rf_write_secret("wrong", "bob:nope", 0600);
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_AUTH, "%s", err.msg);
 	free((char *)opts.creds_file);
-	int before = count_lines(log, "scope=repository%3Asb%2Fbusybox%3Apull");
-	opts.creds_file = write_secret("right", "bob:hunter2", 0400);
+	int before = rf_count_lines(log, "scope=repository%3Asb%2Fbusybox%3Apull");
+	opts.creds_file = rf_write_secret("right", "bob:hunter2", 0400);
 	cr_assert_eq(fetch(digest, ref, &opts, &err), 0, "%s", err.msg);
 	/* one token for the whole pull: /v2/, manifest and blobs */
-	cr_assert_eq(count_lines(log, "scope=repository%3Asb%2Fbusybox%3Apull"), before + 1);
-	cr_assert(sb_blob_exists(root, digest));
+	cr_assert_eq(rf_count_lines(log, "scope=repository%3Asb%2Fbusybox%3Apull"), before + 1);
+	cr_assert(sb_blob_exists(rf.root, digest));
 	free((char *)opts.creds_file);
 	free(ref);
 	free(log);
@@ -429,8 +251,8 @@ Test(registry, token_auth_anonymous)
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_error err;
 
-	start_token_registry("bob:hunter2 --anonymous");
-	char *ref = ref_at(port, "sb/busybox");
+	rf_start_token_registry("bob:hunter2 --anonymous");
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
 	free(ref);
 }
@@ -443,17 +265,17 @@ Test(registry, https_with_ca_file)
 
 	cr_assert_eq(tu_sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout %s/tls.key -out %s/tls.crt -days 2 "
 			   "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null",
-			   dir, dir),
+			   rf.dir, rf.dir),
 		     0);
-	char *opt = sb_strdupf("tls=%s/tls.crt,%s/tls.key", dir, dir);
-	start_registry(opt);
-	push("busybox", "sb/busybox:latest", NULL);
-	char *ref = ref_at(port, "sb/busybox");
+	char *opt = sb_strdupf("tls=%s/tls.crt,%s/tls.key", rf.dir, rf.dir);
+	rf_start_registry(opt);
+	rf_push("busybox", "sb/busybox:latest", NULL);
+	char *ref = rf_ref_at(rf.port, "sb/busybox");
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_NETWORK, "an untrusted certificate was accepted");
 	cr_assert(strstr(err.msg, "certificate"), "%s", err.msg);
-	opts.ca_file = sb_strdupf("%s/tls.crt", dir);
+	opts.ca_file = sb_strdupf("%s/tls.crt", rf.dir);
 	cr_assert_eq(fetch(digest, ref, &opts, &err), 0, "%s", err.msg);
-	/* plain HTTP to a TLS port fails rather than silently trying something else */
+	/* plain HTTP to a TLS rf.port fails rather than silently trying something else */
 	opts.insecure = 1;
 	cr_assert_eq(fetch(digest, ref, &opts, &err), SB_ERR_NETWORK);
 	free((char *)opts.ca_file);
@@ -464,15 +286,15 @@ Test(registry, https_with_ca_file)
 Test(registry, corrupt_blob_is_refused_and_not_kept)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *layer = image_digest("BUSYBOX_LAYER");
+	char *layer = rf_image_digest("BUSYBOX_LAYER");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "corrupt-blob");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "corrupt-blob");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_DIGEST, "%s", err.msg);
 	cr_assert(strstr(err.msg, layer), "%s", err.msg);
-	cr_assert_not(sb_blob_exists(root, layer));
-	cr_assert_eq(tu_sh("test -z \"$(ls -A %s/images/blobs/partial)\"", sb_root_path(root)), 0);
+	cr_assert_not(sb_blob_exists(rf.root, layer));
+	cr_assert_eq(tu_sh("test -z \"$(ls -A %s/images/blobs/partial)\"", sb_root_path(rf.root)), 0);
 	free(ref);
 	free(layer);
 }
@@ -481,8 +303,8 @@ Test(registry, manifest_that_is_not_json)
 {
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "bad-manifest");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "bad-manifest");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_FORMAT, "%s", err.msg);
 	free(ref);
@@ -492,8 +314,8 @@ Test(registry, manifest_digest_header_mismatch)
 {
 	char digest[SB_DIGEST_STR_LEN];
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "bad-digest-header");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "bad-digest-header");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_DIGEST, "%s", err.msg);
 	cr_assert(strstr(err.msg, "Docker-Content-Digest"), "%s", err.msg);
@@ -503,13 +325,13 @@ Test(registry, manifest_digest_header_mismatch)
 Test(registry, dropped_connection_resumes_with_range)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *layer = image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(dir, "requests");
+	char *layer = rf_image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(rf.dir, "requests");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "drop-once,redirect");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "drop-once,redirect");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
-	cr_assert(sb_blob_exists(root, layer));
+	cr_assert(sb_blob_exists(rf.root, layer));
 	/* the second request for the layer asked only for the missing half */
 	char *pattern = sb_strdupf("GET /storage/%s bytes=[1-9]", layer);
 	cr_assert_eq(tu_sh("grep -q '%s' %s", pattern, requests), 0, "no range request");
@@ -522,13 +344,13 @@ Test(registry, dropped_connection_resumes_with_range)
 Test(registry, dropped_connection_restarts_when_range_is_ignored)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *layer = image_digest("BUSYBOX_LAYER");
+	char *layer = rf_image_digest("BUSYBOX_LAYER");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "drop-once,ignore-range");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "drop-once,ignore-range");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
-	cr_assert(sb_blob_exists(root, layer));
+	cr_assert(sb_blob_exists(rf.root, layer));
 	free(ref);
 	free(layer);
 }
@@ -536,15 +358,15 @@ Test(registry, dropped_connection_restarts_when_range_is_ignored)
 Test(registry, server_error_on_a_blob_is_retried)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *layer = image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(dir, "requests");
+	char *layer = rf_image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(rf.dir, "requests");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "busy-once");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "busy-once");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), 0, "%s", err.msg);
-	cr_assert(sb_blob_exists(root, layer));
+	cr_assert(sb_blob_exists(rf.root, layer));
 	char *pattern = sb_strdupf("GET /v2/img/blobs/%s", layer);
-	cr_assert_eq(count_lines(requests, pattern), 2);
+	cr_assert_eq(rf_count_lines(requests, pattern), 2);
 	free(pattern);
 	free(requests);
 	free(ref);
@@ -554,16 +376,16 @@ Test(registry, server_error_on_a_blob_is_retried)
 Test(registry, connection_dropped_every_time_fails_cleanly)
 {
 	char digest[SB_DIGEST_STR_LEN];
-	char *layer = image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(dir, "requests");
+	char *layer = rf_image_digest("BUSYBOX_LAYER"), *requests = sb_path_join(rf.dir, "requests");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "drop-always");
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "drop-always");
+	char *ref = rf_ref_at(p, "img");
 
 	cr_assert_eq(fetch(digest, ref, NULL, &err), SB_ERR_NETWORK, "%s", err.msg);
 	cr_assert(strstr(err.msg, layer), "%s", err.msg);
-	cr_assert_not(sb_blob_exists(root, layer));
+	cr_assert_not(sb_blob_exists(rf.root, layer));
 	char *pattern = sb_strdupf("GET /v2/img/blobs/%s", layer);
-	cr_assert_eq(count_lines(requests, pattern), 4, "retries are not bounded");
+	cr_assert_eq(rf_count_lines(requests, pattern), 4, "retries are not bounded");
 	free(pattern);
 	free(requests);
 	free(ref);
@@ -574,17 +396,17 @@ Test(registry, connection_dropped_every_time_fails_cleanly)
 
 static char *rootfs_of(const char *digest)
 {
-	return sb_strdupf("%s/images/rootfs/%s", sb_root_path(root), sb_digest_hex(digest));
+	return sb_strdupf("%s/images/rootfs/%s", sb_root_path(rf.root), sb_digest_hex(digest));
 }
 
 Test(registry, cli_pull_unpacks_the_image)
 {
-	char *want = image_digest("LAYERED_MANIFEST");
+	char *want = rf_image_digest("LAYERED_MANIFEST");
 
-	start_registry(NULL);
-	push("layered", "sb/layered:latest", NULL);
-	char *ref = ref_at(port, "sb/layered");
-	struct tu_run r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--json", ref, NULL);
+	rf_start_registry(NULL);
+	rf_push("layered", "sb/layered:latest", NULL);
+	char *ref = rf_ref_at(rf.port, "sb/layered");
+	struct tu_run r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "--json", ref, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	char *json = sb_strdupf("\"digest\": \"%s\"", want);
 	cr_assert(strstr(r.out, json), "%s", r.out);
@@ -594,12 +416,12 @@ Test(registry, cli_pull_unpacks_the_image)
 	free(rootfs);
 	tu_run_free(&r);
 	/* again: nothing downloaded but the manifest */
-	char *log = sb_path_join(regdir, "log");
-	int blobs = count_lines(log, "\"GET /v2/sb/layered/blobs/");
-	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--quiet", ref, NULL);
+	char *log = sb_path_join(rf.regdir, "log");
+	int blobs = rf_count_lines(log, "\"GET /v2/sb/layered/blobs/");
+	r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "--quiet", ref, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, want), "%s", r.out);
-	cr_assert_eq(count_lines(log, "\"GET /v2/sb/layered/blobs/"), blobs);
+	cr_assert_eq(rf_count_lines(log, "\"GET /v2/sb/layered/blobs/"), blobs);
 	tu_run_free(&r);
 	free(log);
 	free(ref);
@@ -608,12 +430,12 @@ Test(registry, cli_pull_unpacks_the_image)
 
 Test(registry, cli_multiarch_pull_installs_amd64)
 {
-	char *amd64 = image_digest("BUSYBOX_MANIFEST");
+	char *amd64 = rf_image_digest("BUSYBOX_MANIFEST");
 
-	start_registry(NULL);
-	push("multiarch", "sb/multi:latest", "--all");
-	char *ref = ref_at(port, "sb/multi");
-	struct tu_run r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "-q", ref, NULL);
+	rf_start_registry(NULL);
+	rf_push("multiarch", "sb/multi:latest", "--all");
+	char *ref = rf_ref_at(rf.port, "sb/multi");
+	struct tu_run r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "-q", ref, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, amd64), "%s", r.out);
 	char *rootfs = rootfs_of(amd64);
@@ -626,19 +448,19 @@ Test(registry, cli_multiarch_pull_installs_amd64)
 
 Test(registry, concurrent_fetches_download_each_blob_once)
 {
-	char digest[SB_DIGEST_STR_LEN], *layer = image_digest("BUSYBOX_LAYER");
-	char *requests = sb_path_join(dir, "requests");
+	char digest[SB_DIGEST_STR_LEN], *layer = rf_image_digest("BUSYBOX_LAYER");
+	char *requests = sb_path_join(rf.dir, "requests");
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "slow"), status;
-	char *ref = ref_at(p, "img");
+	int p = rf_start_bad_registry("busybox", "slow"), status;
+	char *ref = rf_ref_at(p, "img");
 
-	/* both start before the (slow) layer arrives; each has its own root handle */
+	/* both start before the (slow) layer arrives; each has its own rf.root handle */
 	pid_t child = fork();
 	cr_assert_neq(child, -1);
 	if (child == 0) {
 		struct sb_root *mine;
 		struct sb_registry_opts opts = { .insecure = 1 };
-		_exit(sb_root_open(&mine, sb_root_path(root), NULL) == 0 &&
+		_exit(sb_root_open(&mine, sb_root_path(rf.root), NULL) == 0 &&
 				      sb_registry_fetch(digest, NULL, mine, ref, &opts, NULL) == 0
 			      ? 0
 			      : 1);
@@ -648,9 +470,9 @@ Test(registry, concurrent_fetches_download_each_blob_once)
 	cr_assert_eq(rc, 0, "%s", err.msg);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other fetch failed");
 	char *pattern = sb_strdupf("GET /v2/img/blobs/%s", layer);
-	cr_assert_eq(count_lines(requests, pattern), 1, "the layer was downloaded twice");
-	cr_assert(sb_blob_exists(root, layer));
-	cr_assert_eq(tu_sh("test -z \"$(ls -A %s/images/blobs/partial)\"", sb_root_path(root)), 0);
+	cr_assert_eq(rf_count_lines(requests, pattern), 1, "the layer was downloaded twice");
+	cr_assert(sb_blob_exists(rf.root, layer));
+	cr_assert_eq(tu_sh("test -z \"$(ls -A %s/images/blobs/partial)\"", sb_root_path(rf.root)), 0);
 	free(pattern);
 	free(ref);
 	free(requests);
@@ -659,27 +481,27 @@ Test(registry, concurrent_fetches_download_each_blob_once)
 
 Test(registry, cli_exit_codes)
 {
-	start_htpasswd_registry();
-	char *ref = ref_at(port, "sb/busybox"), *unknown = sb_strdupf("%s:nope", ref);
-	char *wrong = write_secret("wrong", "alice:wrong\n", 0600);
-	char *open_creds = write_secret("open", "alice:s3cret:x\n", 0644);
-	char *right = write_secret("right", "alice:s3cret:x\n", 0600);
+	rf_start_htpasswd_registry();
+	char *ref = rf_ref_at(rf.port, "sb/busybox"), *unknown = sb_strdupf("%s:nope", ref);
+	char *wrong = rf_write_secret("wrong", "alice:wrong\n", 0600);
+	char *open_creds = rf_write_secret("open", "alice:s3cret:x\n", 0644);
+	char *right = rf_write_secret("right", "alice:s3cret:x\n", 0600);
 	struct tu_run r;
 
-	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", wrong, ref, NULL);
+	r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "--creds", wrong, ref, NULL);
 	cr_assert_eq(r.status, 6, "wrong credentials: %d %s", r.status, r.err);
 	tu_run_free(&r);
-	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", open_creds, ref, NULL);
+	r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "--creds", open_creds, ref, NULL);
 	cr_assert_eq(r.status, 6, "0644 credentials: %d %s", r.status, r.err);
 	tu_run_free(&r);
-	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", right, unknown, NULL);
+	r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "--creds", right, unknown, NULL);
 	cr_assert_eq(r.status, 3, "unknown tag: %d %s", r.status, r.err);
 	cr_assert(strstr(r.err, unknown), "%s", r.err);
 	tu_run_free(&r);
-	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--creds", right, ref, NULL);
+	r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--creds", right, ref, NULL);
 	cr_assert_eq(r.status, 8, "HTTPS to an HTTP registry: %d %s", r.status, r.err);
 	tu_run_free(&r);
-	r = tu_sandbench(sb_root_path(root), NULL, "image", "pull", "--insecure", "--creds", right, ref, NULL);
+	r = tu_sandbench(sb_root_path(rf.root), NULL, "image", "pull", "--insecure", "--creds", right, ref, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "pulled 127.0.0.1:"), "%s", r.out);
 	tu_run_free(&r);
@@ -710,13 +532,13 @@ static void on_progress(void *user, const struct sb_progress_event *ev)
 
 Test(registry, progress_reports_resolve_download_and_verify)
 {
-	char digest[SB_DIGEST_STR_LEN], *layer = image_digest("BUSYBOX_LAYER");
+	char digest[SB_DIGEST_STR_LEN], *layer = rf_image_digest("BUSYBOX_LAYER");
 	struct seen seen = { 0 };
 	struct sb_progress progress = { on_progress, &seen };
 	struct sb_registry_opts opts = { .insecure = 1, .progress = &progress };
 	struct sb_error err;
-	int p = start_bad_registry("busybox", "none");
-	char *ref = ref_at(p, "img"), *path = sb_blob_path(root, layer);
+	int p = rf_start_bad_registry("busybox", "none");
+	char *ref = rf_ref_at(p, "img"), *path = sb_blob_path(rf.root, layer);
 	struct stat st;
 
 	cr_assert_eq(fetch(digest, ref, &opts, &err), 0, "%s", err.msg);

@@ -288,7 +288,7 @@ Test(faults, every_public_call_fails_cleanly_without_an_error_struct)
 	struct sb_sandbox_info info;
 	struct sb_sandbox_stats stats;
 	struct sb_exec_result res;
-	struct sb_session *session;
+	struct sb_shell *shell;
 	struct sb_record rec;
 	struct sb_root *other;
 	char digest[SB_DIGEST_STR_LEN];
@@ -312,7 +312,7 @@ Test(faults, every_public_call_fails_cleanly_without_an_error_struct)
 	FAILS(SB_ERR_NOTFOUND, sb_sandbox_inspect(&info, f.root, "ghost", E));
 	FAILS(SB_ERR_NOTFOUND, sb_sandbox_stats(&stats, f.root, "ghost", E));
 	FAILS(SB_ERR_NOTFOUND, sb_sandbox_expire(f.root, "ghost", E));
-	FAILS(SB_ERR_NOTFOUND, sb_session_open(&session, f.root, "ghost", NULL, 24, 80, E));
+	FAILS(SB_ERR_NOTFOUND, sb_shell_open(&shell, f.root, "ghost", NULL, E));
 	FAILS(SB_ERR_NOTFOUND, sb_record_load(&rec, f.root, "ghost", E));
 	json_t *empty = json_object();
 	FAILS(SB_ERR_FORMAT, sb_record_from_json(&rec, empty, E));
@@ -404,6 +404,33 @@ static void assert_box(enum sb_sandbox_state state, const char *reason1, const c
 	cr_assert_eq(info.rec.state, state, "%s", sb_sandbox_state_name(info.rec.state));
 	cr_assert(strstr(info.rec.reason, reason1) && strstr(info.rec.reason, reason2), "%s", info.rec.reason);
 	sb_sandbox_info_clear(&info);
+}
+
+/* A record is JSON, which holds UTF-8 only: text that is not is refused by
+ * name before anything is made (it used to end as "out of memory"). */
+Test(faults, text_a_record_cannot_hold_is_refused_up_front)
+{
+	char *scratch = tu_tempdir("utf8"), *host = sb_strdupf("%s/bad\xff", scratch);
+	struct sb_sandbox_mount mount = { host, "/data", SB_MOUNT_RO };
+	struct sb_sandbox_label label = { "k", "v\xff" };
+	const struct sb_sandbox_spec specs[] = {
+		{ .name = "box", .image = SBF_IMAGE, .owner = "o\xff" },
+		{ .name = "box", .image = SBF_IMAGE, .mounts = &mount, .n_mounts = 1 },
+		{ .name = "box", .image = SBF_IMAGE, .labels = &label, .n_labels = 1 },
+	};
+	const char *const what[] = { "owner of the sandbox", "host path of a mount", "value of a label" };
+	struct sb_sandbox_info info;
+	struct sb_error err;
+
+	cr_assert_eq(mkdir(host, 0700), 0);
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		cr_assert_eq(sb_sandbox_create(NULL, f.root, &specs[i], &err), SB_ERR_INVALID, "%s", err.msg);
+		cr_assert(strstr(err.msg, what[i]) && strstr(err.msg, "UTF-8"), "%s", err.msg);
+		cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), SB_ERR_NOTFOUND, "nothing was made");
+	}
+	tu_remove(scratch);
+	free(scratch);
+	free(host);
 }
 
 Test(faults, failed_transitions_without_an_error_struct_keep_their_reason)

@@ -548,13 +548,13 @@ Test(sandbox, run_rm_leaves_nothing)
 }
 
 /* Reads the session's pty until want shows up or the deadline passes. */
-static int read_until(struct sb_session *s, const char *want, char *buf, size_t size)
+static int read_until(struct sb_shell *s, const char *want, char *buf, size_t size)
 {
 	size_t len = 0;
 
 	buf[0] = '\0';
 	for (int waited = 0; waited < 20000 && !strstr(buf, want);) {
-		struct pollfd p = { .fd = sb_session_fd(s), .events = POLLIN };
+		struct pollfd p = { .fd = sb_shell_fd(s), .events = POLLIN };
 		int n = poll(&p, 1, 100);
 		waited += 100;
 		if (n <= 0)
@@ -570,28 +570,28 @@ static int read_until(struct sb_session *s, const char *want, char *buf, size_t 
 
 Test(sandbox, session_is_a_tty_and_stop_ends_it)
 {
-	struct sb_session *s;
+	struct sb_shell *s;
 	struct sb_error err;
 	char buf[8192];
 
 	create_ok("tty", NULL, NULL);
-	cr_assert_eq(sb_session_open(&s, f.root, "tty", NULL, 30, 100, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_shell_open(&s, f.root, "tty", &(struct sb_shell_opts){ .rows = 30, .cols = 100 }, &err), 0, "%s", err.msg);
 	const char *cmd = "stty size; [ -t 0 ] && echo TTY-$((40+2))\n";
-	cr_assert_eq(write(sb_session_fd(s), cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	cr_assert_eq(write(sb_shell_fd(s), cmd, strlen(cmd)), (ssize_t)strlen(cmd));
 	cr_assert(read_until(s, "TTY-42", buf, sizeof(buf)), "%s", buf);
 	cr_assert(strstr(buf, "30 100"), "the pty size reaches the shell: %s", buf);
-	cr_assert_eq(sb_session_resize(s, 40, 120), 0);
+	cr_assert_eq(sb_shell_resize(s, 40, 120), 0);
 	cmd = "stty size\n";
-	cr_assert_eq(write(sb_session_fd(s), cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	cr_assert_eq(write(sb_shell_fd(s), cmd, strlen(cmd)), (ssize_t)strlen(cmd));
 	cr_assert(read_until(s, "40 120", buf, sizeof(buf)), "resize follows: %s", buf);
 
 	/* stop ends the attached session first, so the checkpoint stays restorable */
 	cr_assert_eq(sb_sandbox_stop(f.root, "tty", NULL, &err), 0, "%s", err.msg);
 	int status = -1;
-	for (int i = 0; i < 200 && !sb_session_poll(s, &status); i++)
+	for (int i = 0; i < 200 && !sb_shell_poll(s, &status); i++)
 		poll(NULL, 0, 10);
-	cr_assert(sb_session_poll(s, &status), "the session ended with the stop");
-	sb_session_close(s);
+	cr_assert(sb_shell_poll(s, &status), "the session ended with the stop");
+	sb_shell_close(s);
 	cr_assert_eq(sb_sandbox_restore(f.root, "tty", &err), 0, "%s", err.msg);
 	struct sb_sandbox_info info;
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "tty", NULL), 0);

@@ -15,6 +15,7 @@
 #include "image/bootstrap.h"
 #include "base/root.h"
 #include "sandbox/sandbox.h"
+#include "session/session.h"
 #include "testutil.h"
 
 #define WAIT 30000   /* deadline of one screen condition (runsc on 2 busy cores) */
@@ -294,6 +295,35 @@ Test(tui, create_through_the_form)
 	cr_assert_str_eq(state ? state : "", "running");
 	free(state);
 	quit(t);
+}
+
+/* The form's host mounts are the CLI's syntax (one parser): a malformed one
+ * is refused with its message in the form, a good one reaches the sandbox. */
+Test(tui, create_form_mounts)
+{
+	char share[] = "/tmp/sbtui-share-XXXXXX", text[600];
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_not_null(mkdtemp(share));
+	tui_send(t, "c");
+	cr_assert_eq(tui_wait_text(t, "Create a sandbox", WAIT), 0);
+	tui_send(t, "mnt");
+	for (int i = 0; i < 6; i++)
+		tui_send(t, "\t");
+	tui_send(t, "nocolon\r");
+	cr_assert_eq(tui_wait_text(t, "mount 'nocolon' is not HOST:PATH", WAIT), 0);
+	for (int i = 0; i < 7; i++)
+		tui_send(t, "\x7f");
+	snprintf(text, sizeof(text), "%s:/data:ro\r", share);
+	tui_send(t, text);
+	cr_assert_eq(tui_wait_gone(t, "Create a sandbox", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "mnt", "running", 60000), 0);
+	struct tu_run r = tu_sandbench(root_dir, NULL, "inspect", "mnt", "--json", NULL);
+	cr_assert(r.out && strstr(r.out, "\"/data\""), "the mount reached the sandbox: %s", r.out);
+	tu_run_free(&r);
+	quit(t);
+	cli_ok("rm", "mnt", NULL, NULL, NULL, NULL);
+	rmdir(share);
 }
 
 Test(tui, quitting_says_which_operations_go_on)
@@ -675,4 +705,224 @@ Test(first_start, empty_root_ends_with_the_default_sandbox_running)
 	cr_assert_str_eq(r.out, "42\n");
 	tu_run_free(&r);
 	quit(t);
+}
+
+/* ---- sessions, the timeline and the diff view (issue 9) ---- */
+
+static struct tu_run agent_send(const char *name, const char *id, const char *text)
+{
+	return tu_sandbench(root_dir, NULL, "session", "send", name, id, "--", text, NULL);
+}
+
+static void agent_send_ok(const char *name, const char *id, const char *text)
+{
+	struct tu_run r = agent_send(name, id, text);
+
+	cr_assert_eq(r.status, 0, "session send %s: %s", text, r.err);
+	tu_run_free(&r);
+}
+
+/* The workbench watches a session another process drives, takes it over,
+ * types; the agent is refused meanwhile and types again once handed back. */
+Test(tui, session_mirrored_taken_over_and_handed_back)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	cli_ok("session", "start", "alpha", NULL, NULL, NULL);
+	agent_send_ok("alpha", "0", "echo before-$((3*3))");
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "Sessions", "1, 1 running", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "4");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (1)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "^0 ", "agent", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "watching session 0 of alpha (read-only)", WAIT), 0, "%s", tui_screen(t));
+	/* the log's backlog: the earlier line inline after its prompt (no echo), and its output */
+	cr_assert_eq(tui_wait_text(t, "/workspace# echo before-$((3*3))", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_line_start(t, "before-9", WAIT), 0, "%s", tui_screen(t));
+	{
+		/* a watcher, and watching is not input */
+		struct tu_run r = tu_sandbench(root_dir, NULL, "session", "ls", "alpha", "--json", NULL);
+		cr_assert(r.out && strstr(r.out, "\"watchers\": 1"), "%s", r.out);
+		tu_run_free(&r);
+	}
+	/* live: what the agent sends now appears */
+	agent_send_ok("alpha", "0", "echo mirror-$((6*7))");
+	cr_assert_eq(tui_wait_text(t, "/workspace# echo mirror-$((6*7))", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_line_start(t, "mirror-42", WAIT), 0, "%s", tui_screen(t));
+	/* watching, keys do not reach the session */
+	tui_send(t, "x");
+	cr_assert_eq(tui_find_row(t, "YOU CONTROL"), -1);
+
+	tui_send(t, "t");
+	cr_assert_eq(tui_wait_text(t, "YOU CONTROL session 0 of alpha", WAIT), 0, "%s", tui_screen(t));
+	{
+		struct tu_run r = agent_send("alpha", "0", "echo refused-line");
+		cr_assert_eq(r.status, 11, "the agent's send under human control: %d %s", r.status, r.err);
+		cr_assert(r.err && strstr(r.err, "controlled by a human"), "%s", r.err);
+		tu_run_free(&r);
+	}
+	tui_send(t, "echo typed-$((5*5))");
+	cr_assert_eq(tui_wait_text(t, "typing: echo typed-$((5*5))", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_line_start(t, "typed-25", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, "refused-line"), -1, "the refused line reached the shell");
+	{
+		/* the human's line is in the timeline as the human's */
+		struct tu_run r = tu_sandbench(root_dir, NULL, "timeline", "alpha", "--json", NULL);
+		const char *at = r.out ? strstr(r.out, "echo typed-$((5*5))") : NULL;
+		cr_assert(at, "%s", r.out);
+		const char *line = at;
+		while (line > r.out && line[-1] != '\n')
+			line--;
+		cr_assert(strstr(line, "\"source\":\"human\"") && strstr(line, "\"source\":\"human\"") < strchr(at, '\n') + 1,
+			  "%.*s", (int)strcspn(line, "\n"), line);
+		tu_run_free(&r);
+	}
+
+	tui_send(t, "\x14");   /* C-t hands back */
+	cr_assert_eq(tui_wait_text(t, "watching session 0 of alpha", WAIT), 0, "%s", tui_screen(t));
+	agent_send_ok("alpha", "0", "echo back-$((4*4))");
+	cr_assert_eq(tui_wait_line_start(t, "back-16", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "q");
+	cr_assert_eq(tui_wait_gone(t, "watching session 0 of alpha", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (1)]", WAIT), 0);
+	quit(t);
+	cli_ok("rm", "alpha", NULL, NULL, NULL, NULL);
+}
+
+/* At the host path prompt for what (NAME:/path): answers host_dir/file, waits
+ * for the copy and compares the file with text. */
+static void copy_out_to(struct tui *t, const char *what, const char *file, const char *text)
+{
+	char *dst = sb_path_join(host_dir, file), *got = NULL, *prompt = sb_strdupf("copy %s to the host path:", what);
+	char *done = sb_strdupf("copied %s", what), keys[600];
+	size_t len = 0;
+
+	cr_assert_eq(tui_wait_text(t, prompt, WAIT), 0, "%s", tui_screen(t));
+	snprintf(keys, sizeof(keys), "\x15%s\r", dst);   /* C-u: the path offered goes */
+	tui_send(t, keys);
+	cr_assert_eq(tui_wait_text(t, done, 60000), 0, "%s", tui_screen(t));
+	cr_assert_eq(sb_fs_read_file(&got, &len, dst, 4096, NULL), 0, "no copy at %s", dst);
+	cr_assert(len == strlen(text) && !memcmp(got, text, len), "the copy is not the file: %.*s", (int)len, got);
+	free(got);
+	free(dst);
+	free(prompt);
+	free(done);
+}
+
+/* The timeline pane shows (and follows) what another process runs; the diff
+ * view lists what changed, each area apart; a file is copied out of both. */
+Test(tui, timeline_follows_and_diff_lists_changes)
+{
+	host_dir = tu_tempdir("tui-copy");
+	cli_ok("create", "beta", "--image", image, "--temporary=10m", NULL);
+	exec_ok("beta", "echo tl-$((3*11)); echo made > /0-made; echo ws > /workspace/ws-file");
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "beta", "running", WAIT), 0);
+	tui_send(t, "5");
+	cr_assert_eq(tui_wait_row(t, "tl-$((3*11))", "exec", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "tl-$((3*11))", "agent", WAIT), 0, "%s", tui_screen(t));
+	/* Enter opens the (newest) entry with its output */
+	tui_send(t, "G\r");
+	cr_assert_eq(tui_wait_text(t, "---- stdout ----", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "tl-33", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\x1b");
+	cr_assert_eq(tui_wait_gone(t, "---- stdout ----", WAIT), 0);
+	/* following: an exec run now shows up by itself, selected */
+	tui_send(t, "F");
+	cr_assert_eq(tui_wait_text(t, "[following]", WAIT), 0, "%s", tui_screen(t));
+	exec_ok("beta", "echo second-$((2*21))");
+	cr_assert_eq(tui_wait_row(t, "second-$((2*21))", "exec", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "second-42", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\x1b");
+	/* search */
+	tui_send(t, "/tl-$\r");
+	cr_assert_eq(tui_wait_text(t, "[search]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_gone(t, "second-$((2*21))", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/\x15\r");   /* an empty search shows everything again */
+	cr_assert_eq(tui_wait_text(t, "second-$((2*21))", WAIT), 0, "%s", tui_screen(t));
+
+	/* the diff: the root's change under its heading, the workspace's apart */
+	tui_send(t, "D");
+	cr_assert_eq(tui_wait_text(t, "beta: what changed", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "/0-made", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_above(t, "Root file system, against the image", "/0-made", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_above(t, "/0-made", "/workspace (every file", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_above(t, "/workspace (every file", "/workspace/ws-file", WAIT), 0, "%s", tui_screen(t));
+	/* copy the selected (first) file out */
+	tui_send(t, "C");
+	copy_out_to(t, "beta:/0-made", "made-copy", "made\n");
+	cr_assert_eq(tui_wait_text(t, "beta: what changed", WAIT), 0, "back in the diff view: %s", tui_screen(t));
+	tui_send(t, "\x1b");
+	cr_assert_eq(tui_wait_gone(t, "beta: what changed", WAIT), 0);
+	/* and from the timeline: the path inside asked for first */
+	tui_send(t, "C");
+	cr_assert_eq(tui_wait_text(t, "copy out of beta, the path inside:", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\x15/workspace/ws-file\r");
+	copy_out_to(t, "beta:/workspace/ws-file", "ws-copy", "ws\n");
+	/* the copies are in the timeline too, as the workbench's */
+	cr_assert_eq(tui_wait_row(t, "cp out: beta:/workspace/ws-file", "workbench", WAIT), 0, "%s", tui_screen(t));
+	quit(t);
+	cli_ok("rm", "beta", NULL, NULL, NULL, NULL);
+}
+
+/* Bad input and other states: control held by another human, a session that
+ * ends while watched, an exited session opened, copy-out paths that cannot
+ * be used. Each gets its message; nothing is half done. */
+Test(tui, session_refusals_end_and_bad_copy_paths)
+{
+	struct sb_root *root;
+	struct sb_session *other;
+	struct sb_error err;
+
+	host_dir = tu_tempdir("tui-copy");
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	cli_ok("session", "start", "alpha", NULL, NULL, NULL);
+	exec_ok("alpha", "echo f > /workspace/f");
+	cr_assert_eq(sb_root_open(&root, root_dir, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_session_connect(&other, root, "alpha", "0", &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_session_take(other, SB_SOURCE_HUMAN, &err), 0, "%s", err.msg);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "4");
+	cr_assert_eq(tui_wait_row(t, "^0 ", "human", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "a human has control", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "t");
+	cr_assert_eq(tui_wait_text(t, "session '0' of sandbox 'alpha' is controlled by a human", WAIT), 0, "%s",
+		     tui_screen(t));
+	cr_assert_eq(tui_find_row(t, "YOU CONTROL"), -1);
+	/* handed back by the other: the banner follows, and the take works */
+	cr_assert_eq(sb_session_release(other, &err), 0, "%s", err.msg);
+	cr_assert_eq(tui_wait_text(t, "the agent has control", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "t");
+	cr_assert_eq(tui_wait_text(t, "YOU CONTROL session 0 of alpha", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_neq(sb_session_take(other, SB_SOURCE_HUMAN, &err), 0, "two controllers");
+	/* the session ends under control: its shell exits */
+	tui_send(t, "exit\r");
+	cr_assert_eq(tui_wait_text(t, "session 0 of alpha: ended", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "q");
+	cr_assert_eq(tui_wait_row(t, "^0 ", "exited", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\r");
+	cr_assert_eq(tui_wait_text(t, "session 0 of alpha has exited", WAIT), 0, "%s", tui_screen(t));
+	sb_session_close(other);
+	sb_root_close(root);
+
+	/* copy-out: a relative path inside, then a host folder that is not there */
+	tui_send(t, "C\x15relative\r");
+	cr_assert_eq(tui_wait_text(t, "'relative' is not an absolute path inside the sandbox", WAIT), 0, "%s",
+		     tui_screen(t));
+	char *missing = sb_strdupf("%s/no/such/dir/f", host_dir), keys[600];
+	snprintf(keys, sizeof(keys), "C\x15/workspace/f\r\x15%s\r", missing);
+	tui_send(t, keys);
+	cr_assert_eq(tui_wait_text(t, "does not exist", 60000), 0, "%s", tui_screen(t));
+	cr_assert_eq(tu_sh("test ! -e '%s/no'", host_dir), 0, "the failed copy left something");
+	free(missing);
+	quit(t);
+	cli_ok("rm", "alpha", NULL, NULL, NULL, NULL);
 }

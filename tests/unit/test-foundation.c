@@ -5,6 +5,12 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -20,6 +26,7 @@
 #include "base/jsonfile.h"
 #include "base/proc.h"
 #include "base/root.h"
+#include "base/utf8.h"
 #include "testutil.h"
 
 static char *dir;
@@ -60,6 +67,11 @@ Test(foundation, atomic_write_replaces_whole_file)
 	cr_assert_eq(sb_fs_read_file(&text, &len, path, 100, NULL), 0);
 	cr_assert_str_eq(text, "second!");
 	cr_assert_eq(len, 7);
+	free(text);
+	/* unsynced: still a whole replacement through a temp file */
+	cr_assert_eq(sb_fs_replace(path, "third", 5, 0600, 0, NULL), 0);
+	cr_assert_eq(sb_fs_read_file(&text, &len, path, 100, NULL), 0);
+	cr_assert_str_eq(text, "third");
 	free(text);
 	/* no temp file is left next to it */
 	cr_assert_eq(tu_sh("test $(ls -A %s | wc -l) -eq 1", dir), 0);
@@ -336,6 +348,69 @@ Test(foundation, cli_contract)
 	tu_run_free(&r);
 }
 
+/* `sandbench doctor --json` where mount_setattr is ENOSYS (a seccomp filter
+ * in a child, as on a kernel before 5.12): its stdout, malloc'd. */
+static char *doctor_without_mount_setattr(int *status)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mount_setattr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+	int fds[2];
+
+	cr_assert_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(99);
+		struct tu_run r = tu_sandbench(dir, NULL, "doctor", "--json", NULL);
+		if (r.out && write(fds[1], r.out, strlen(r.out)) < 0)
+			_exit(98);
+		_exit(r.status);
+	}
+	close(fds[1]);
+	char *out = calloc(1, 1);
+	size_t len = 0;
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fds[0], buf, sizeof(buf))) > 0) {
+		cr_assert_not_null(out = realloc(out, len + (size_t)n + 1));
+		memcpy(out + len, buf, (size_t)n);
+		out[len += (size_t)n] = '\0';
+	}
+	close(fds[0]);
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return out;
+}
+
+Test(foundation, doctor_fails_closed_on_a_kernel_without_mount_setattr)
+{
+	int status;
+	char *out = doctor_without_mount_setattr(&status);
+
+	cr_assert_eq(status, 5, "a missing system call is a missing prerequisite (exit 5): %s", out);
+	json_t *doc = json_loads(out, 0, NULL), *c;
+	size_t i;
+	int saw = 0;
+	cr_assert_not_null(doc, "%s", out);
+	json_array_foreach(json_object_get(doc, "checks"), i, c) {
+		if (strcmp(json_string_value(json_object_get(c, "check")), "kernel") != 0)
+			continue;
+		cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "fail");
+		cr_assert(strstr(json_string_value(json_object_get(c, "detail")), "mount_setattr"), "%s", out);
+		saw = 1;
+	}
+	cr_assert(saw, "the report has a kernel check: %s", out);
+	json_decref(doc);
+	free(out);
+}
+
 Test(foundation, doctor_fails_closed_without_runsc)
 {
 	const char *env[] = { "SANDBENCH_RUNSC=/nonexistent/runsc", NULL };
@@ -365,4 +440,26 @@ Test(foundation, doctor_fails_closed_without_runsc)
 	cr_assert(libraries);
 	json_decref(doc);
 	tu_run_free(&r);
+}
+
+Test(foundation, utf8_validity_and_boundaries)
+{
+	static const struct {
+		const char *s;
+		int valid;
+	} cases[] = {
+		{ "plain", 1 }, { "gr\xc3\xbc\xc3\x9f", 1 }, { "\xe2\x82\xac", 1 }, { "\xf0\x9f\x98\x80", 1 },
+		{ "\xff", 0 }, { "\xc0\xaf", 0 } /* overlong '/' */, { "\xed\xa0\x80", 0 } /* surrogate */,
+		{ "\xf4\x90\x80\x80", 0 } /* past U+10FFFF */, { "\xc3", 0 } /* cut */, { "a\x80", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(sb_utf8_valid(cases[i].s, strlen(cases[i].s)), cases[i].valid, "case %zu", i);
+	/* "a" + a 4-byte character: every cut inside it is moved back before it */
+	static const char text[] = "a\xf0\x9f\x98\x80";
+	cr_assert_eq(sb_utf8_boundary(text, 1), 1);
+	for (size_t cut = 2; cut < 5; cut++)
+		cr_assert_eq(sb_utf8_boundary(text, cut), 1, "cut at %zu", cut);
+	cr_assert_eq(sb_utf8_boundary(text, 5), 5);
+	cr_assert_eq(sb_utf8_boundary("ab\xff", 3), 3, "an invalid byte is not held back");
+	cr_assert_eq(sb_utf8_boundary("", 0), 0);
 }

@@ -64,3 +64,30 @@ Test(image_ref, rejects_bad_references)
 		cr_assert_null(ref.repository);
 	}
 }
+
+/* Images made here are named under localhost/, never under Docker Hub. */
+Test(image_ref, local_names)
+{
+	static const char *const cases[][2] = {
+		{ "tools", "localhost/tools:latest" },
+		{ "tools:1", "localhost/tools:1" },
+		{ "team/tools", "localhost/team/tools:latest" },
+		{ "localhost/tools:2", "localhost/tools:2" },
+		{ "registry.example:5000/team/tools:1", "registry.example:5000/team/tools:1" },
+		{ "docker.io/me/tools", "docker.io/me/tools:latest" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out;
+		cr_assert_eq(sb_image_ref_local(&out, cases[i][0], NULL), 0, "refused '%s'", cases[i][0]);
+		cr_assert_str_eq(out, cases[i][1]);
+		free(out);
+	}
+	static const char *const bad[] = { "Tools", "x@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+					   "", "a//b" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *out = (char *)"untouched";
+		struct sb_error err;
+		cr_assert_eq(sb_image_ref_local(&out, bad[i], &err), SB_ERR_INVALID, "accepted '%s'", bad[i]);
+		cr_assert_null(out);
+	}
+}

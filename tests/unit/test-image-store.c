@@ -164,17 +164,17 @@ Test(image_store, import_every_format_then_resolve_list_inspect)
 		const char *file, *name, *format, *ref, *digest_key;
 		int layered;
 	} cases[] = {
-		{ "busybox", NULL, "oci", "docker.io/library/busybox:latest", "BUSYBOX_MANIFEST", 0 },
-		{ "layered", NULL, "oci", "docker.io/library/layered:latest", "LAYERED_MANIFEST", 1 },
-		{ "layered-zstd", "zstd:1", "oci", "docker.io/library/zstd:1", "LAYERED_ZSTD_MANIFEST", 1 },
-		{ "layered-plain", NULL, "oci", "docker.io/library/layered-plain:latest", "LAYERED_PLAIN_MANIFEST", 1 },
-		{ "busybox-docker", NULL, "oci", "docker.io/library/busybox-docker:latest", "BUSYBOX_DOCKER_MANIFEST", 0 },
-		{ "multiarch", NULL, "oci", "docker.io/library/multiarch:latest", "BUSYBOX_MANIFEST", 0 },
+		{ "busybox", NULL, "oci", "localhost/busybox:latest", "BUSYBOX_MANIFEST", 0 },
+		{ "layered", NULL, "oci", "localhost/layered:latest", "LAYERED_MANIFEST", 1 },
+		{ "layered-zstd", "zstd:1", "oci", "localhost/zstd:1", "LAYERED_ZSTD_MANIFEST", 1 },
+		{ "layered-plain", NULL, "oci", "localhost/layered-plain:latest", "LAYERED_PLAIN_MANIFEST", 1 },
+		{ "busybox-docker", NULL, "oci", "localhost/busybox-docker:latest", "BUSYBOX_DOCKER_MANIFEST", 0 },
+		{ "multiarch", NULL, "oci", "localhost/multiarch:latest", "BUSYBOX_MANIFEST", 0 },
 		{ "busybox.oci.tar", "localhost:5000/bb:oci", "oci", "localhost:5000/bb:oci", "BUSYBOX_MANIFEST", 0 },
 		{ "docker-save.tar", NULL, "docker-save", "docker.io/sandbench/layered:latest", NULL, 1 },
-		{ "docker-save-oci.tar", NULL, "oci", "docker.io/sandbench/layered-oci:latest", "LAYERED_MANIFEST", 1 },
-		{ "rootfs.tar", "plain:rootfs", "rootfs", "docker.io/library/plain:rootfs", NULL, 0 },
-		{ "rootfs.tar.zst", "zst:rootfs", "rootfs", "docker.io/library/zst:rootfs", NULL, 0 },
+		{ "docker-save-oci.tar", NULL, "oci", "localhost/sandbench/layered-oci:latest", "LAYERED_MANIFEST", 1 },
+		{ "rootfs.tar", "plain:rootfs", "rootfs", "localhost/plain:rootfs", NULL, 0 },
+		{ "rootfs.tar.zst", "zst:rootfs", "rootfs", "localhost/zst:rootfs", NULL, 0 },
 	};
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 
@@ -323,7 +323,7 @@ Test(image_store, docker_save_directory_with_two_images_needs_a_choice)
 	cr_assert(strstr(err.msg, "two:a, two:b") && strstr(err.msg, "--name"), "%s", err.msg);
 	cr_assert_eq(sb_image_import(&res, root, d, &opts, &err), 0, "%s", err.msg);
 	cr_assert_str_eq(res.format, "docker-save");
-	cr_assert_str_eq(res.ref, "docker.io/library/two:b");
+	cr_assert_str_eq(res.ref, "localhost/two:b");
 	free(save);
 	free(d);
 }
@@ -338,6 +338,82 @@ static void write_record(const char *name, const char *digest)
 	free(d);
 	free(f);
 	free(text);
+}
+
+Test(image_store, names_made_here_are_under_localhost)
+{
+	struct sb_image_import_result res;
+	struct sb_image_info info;
+	struct sb_error err;
+
+	import_ok(&res, "busybox", "tools");
+	cr_assert_str_eq(res.ref, "localhost/tools:latest");
+	/* the short name finds it, and so does the full one */
+	cr_assert_eq(sb_image_resolve(&info, root, "tools", &err), 0, "%s", err.msg);
+	cr_assert_str_eq(info.ref, "localhost/tools:latest");
+	sb_image_info_clear(&info);
+	cr_assert_eq(sb_image_resolve(&info, root, "localhost/tools:latest", &err), 0, "%s", err.msg);
+	sb_image_info_clear(&info);
+	/* an explicit registry is the user's choice and stays */
+	import_ok(&res, "busybox", "docker.io/library/tools:2");
+	cr_assert_str_eq(res.ref, "docker.io/library/tools:2");
+	cr_assert_eq(import(&res, "busybox", "tools@sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+			    &err),
+		     SB_ERR_INVALID);
+}
+
+/* A state root from before localhost/ names: the bootstrapped default under
+ * docker.io/sandbench/default, an imported image under docker.io/library/,
+ * a pulled one, and an old name whose localhost/ form is taken. */
+Test(image_store, old_docker_io_names_of_local_images_move_to_localhost)
+{
+	struct sb_image_import_result bb, layered, zstd;
+	struct sb_image_removal rm;
+	struct sb_image_info info, *list;
+	struct sb_error err;
+	size_t count;
+
+	import_ok(&bb, "busybox", "x:1");
+	import_ok(&layered, "layered", "y:1");
+	import_ok(&zstd, "layered-zstd", "z:1");
+	write_record("old", bb.digest);
+	cr_assert_eq(tu_sh("cd %s/images && python3 -c '"
+			   "import json; d = json.load(open(\"refs.json\")); del d[\"local_names\"]; i = d[\"images\"]; "
+			   "i[\"%s\"][\"source\"] = \"pull docker.io/library/layered:latest\"; "
+			   "d[\"refs\"] = {\"docker.io/sandbench/default:latest\": \"%s\", "
+			   "\"docker.io/library/layered:latest\": \"%s\", "
+			   "\"docker.io/library/z:1\": \"%s\", \"localhost/z:1\": \"%s\"}; "
+			   "json.dump(d, open(\"refs.json\", \"w\"))'",
+			   sb_root_path(root), layered.digest, bb.digest, layered.digest, zstd.digest, bb.digest),
+		     0);
+	cr_assert_eq(sb_image_resolve(&info, root, SB_IMAGE_DEFAULT_NAME, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(info.digest, bb.digest);
+	sb_image_info_clear(&info);
+	/* what old scripts say still finds it, under its new name */
+	cr_assert_eq(sb_image_resolve(&info, root, "sandbench/default", &err), 0, "%s", err.msg);
+	cr_assert_str_eq(info.ref, "localhost/sandbench/default:latest");
+	sb_image_info_clear(&info);
+	/* a pull keeps its registry; a taken localhost/ name is not overwritten */
+	cr_assert_eq(sb_image_resolve(&info, root, "docker.io/library/layered:latest", &err), 0, "%s", err.msg);
+	cr_assert_str_eq(info.digest, layered.digest);
+	sb_image_info_clear(&info);
+	cr_assert_eq(sb_image_resolve(&info, root, "docker.io/library/z:1", &err), 0, "%s", err.msg);
+	cr_assert_str_eq(info.digest, zstd.digest);
+	sb_image_info_clear(&info);
+	cr_assert_eq(sb_image_list(&list, &count, root, &err), 0, "%s", err.msg);
+	cr_assert_eq(count, 4);
+	for (size_t i = 0; i < count; i++)
+		cr_assert_neq(strcmp(list[i].ref, "docker.io/sandbench/default:latest"), 0, "the old name is listed");
+	sb_image_list_free(list, count);
+	/* the next write keeps the new names; the sandbox still pins its image */
+	cr_assert_eq(sb_image_remove(&rm, root, "localhost/z:1", 0, &err), 0, "%s", err.msg);
+	sb_image_removal_clear(&rm);
+	char *text = refs_json();
+	cr_assert(strstr(text, "\"localhost/sandbench/default:latest\"") && !strstr(text, "docker.io/sandbench"), "%s",
+		  text);
+	free(text);
+	cr_assert_eq(sb_image_remove(&rm, root, "sandbench/default", 0, &err), SB_ERR_BUSY);
+	cr_assert(strstr(err.msg, "old"), "%s", err.msg);
 }
 
 Test(image_store, rm_refused_while_used_then_forced)
@@ -447,11 +523,11 @@ Test(image_store, prune_keeps_untagged_image_in_use)
 	import_ok(&res, "busybox", NULL);
 	write_record("keep", res.digest);
 	/* drop the reference by hand, as a moved tag would */
-	cr_assert_eq(tu_sh("sed -i 's|\"docker.io/library/busybox:latest\"|\"docker.io/library/other:x\"|' %s/images/refs.json",
+	cr_assert_eq(tu_sh("sed -i 's|\"localhost/busybox:latest\"|\"localhost/other:x\"|' %s/images/refs.json",
 			   sb_root_path(root)),
 		     0);
 	cr_assert_eq(sb_image_remove(&rm, root, "other:x", 0, NULL), SB_ERR_BUSY);
-	cr_assert_eq(tu_sh("sed -i 's|\"docker.io/library/other:x\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
+	cr_assert_eq(tu_sh("sed -i 's|\"localhost/other:x\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
 			   sb_root_path(root)),
 		     0);
 	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
@@ -478,7 +554,7 @@ Test(image_store, prune_short_of_memory_keeps_what_is_in_use)
 	fixture_digest(blobs[2], "BUSYBOX_LAYER");
 	write_record("user", res.digest);
 	/* untagged: only the sandbox keeps it */
-	cr_assert_eq(tu_sh("sed -i 's|\"docker.io/library/busybox:latest\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
+	cr_assert_eq(tu_sh("sed -i 's|\"localhost/busybox:latest\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
 			   sb_root_path(root)),
 		     0);
 	for (n = 1;; n++) {
@@ -695,7 +771,7 @@ Test(image_store, bootstrap_busybox_is_runnable)
 
 	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
 	cr_assert_eq(res.built, SB_BOOTSTRAP_BUSYBOX);
-	cr_assert_str_eq(res.image.ref, "docker.io/sandbench/default:latest");
+	cr_assert_str_eq(res.image.ref, "localhost/sandbench/default:latest");
 	cr_assert_eq(sb_image_resolve(&info, root, SB_IMAGE_DEFAULT_NAME, &err), 0, "%s", err.msg);
 	sh = sb_path_join(info.rootfs, "bin/sh");
 	cr_assert_eq(lstat(sh, &st), 0, "/bin/sh exists");
@@ -718,7 +794,7 @@ Test(image_store, bootstrap_falls_back_to_busybox_without_a_mirror)
 	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
 	cr_assert_eq(res.built, SB_BOOTSTRAP_BUSYBOX);
 	cr_assert(strstr(res.fallback_reason, "127.0.0.1:9"), "the reason names the mirror: %s", res.fallback_reason);
-	cr_assert_str_eq(res.image.ref, "docker.io/sandbench/default:latest");
+	cr_assert_str_eq(res.image.ref, "localhost/sandbench/default:latest");
 }
 
 /* Network and a minute: only when asked (SB_TEST_MMDEBSTRAP=1). */
@@ -754,11 +830,11 @@ Test(image_store, cli_import_ls_inspect_rm)
 	root = NULL;
 	run = tu_sandbench(r, NULL, "image", "import", path, "--name", "cli:1", "--json", NULL);
 	cr_assert_eq(run.status, 0, "%s", run.err);
-	cr_assert(strstr(run.out, "\"reference\": \"docker.io/library/cli:1\""), "%s", run.out);
+	cr_assert(strstr(run.out, "\"reference\": \"localhost/cli:1\""), "%s", run.out);
 	tu_run_free(&run);
 	run = tu_sandbench(r, NULL, "image", "ls", NULL);
 	cr_assert_eq(run.status, 0);
-	cr_assert(strstr(run.out, "docker.io/library/cli:1"), "%s", run.out);
+	cr_assert(strstr(run.out, "localhost/cli:1"), "%s", run.out);
 	tu_run_free(&run);
 	run = tu_sandbench(r, NULL, "image", "inspect", "cli:1", "--json", NULL);
 	cr_assert_eq(run.status, 0);

@@ -214,3 +214,40 @@ Test(net_config, missing_tool_is_a_prerequisite_error)
 	cr_assert_str_eq(out, "given on stdin");
 	free(out);
 }
+
+Test(net_config, egress_rules_parse_and_format)
+{
+	static const struct {
+		const char *text, *canonical;
+	} good[] = {
+		{ "10.0.0.0/8", "10.0.0.0/8" }, { "192.0.2.1", "192.0.2.1" }, { "192.0.2.1/32:80", "192.0.2.1:80" },
+		{ "0.0.0.0/0:443", "0.0.0.0/0:443" }, { "198.51.100.0/24:65535", "198.51.100.0/24:65535" },
+	};
+	static const char *const bad[] = {
+		"300.1.1.1", "x:99999", "10.0.0.1:0", "10.0.0.1:", "10.0.0.1:80x", "10.0.0.0/33", "10.0.0.1/8",
+		"example.org", "::1", "fe80::1", "", "/8", "10.0.0.0/", "10.0.0.1:-1",
+	};
+	struct sb_egress_rule r;
+	struct sb_error err;
+	char buf[SB_EGRESS_RULE_MAX];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_assert_eq(sb_egress_rule_parse(&r, good[i].text, &err), 0, "%s: %s", good[i].text, err.msg);
+		cr_assert_str_eq(sb_egress_rule_format(buf, &r), good[i].canonical);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(sb_egress_rule_parse(&r, bad[i], &err), SB_ERR_INVALID, "%s accepted", bad[i]);
+		cr_assert(strstr(err.msg, bad[i]), "the message does not name '%s': %s", bad[i], err.msg);
+	}
+	cr_assert_eq(sb_egress_mode_parse("deny-all"), SB_EGRESS_DENY_ALL);
+	cr_assert_eq(sb_egress_mode_parse("open"), -1);
+	struct sb_egress e = { .mode = SB_EGRESS_ALLOW };
+	cr_assert_eq(sb_egress_rule_parse(&r, "10.0.0.0/8:443", NULL), 0);
+	cr_assert_eq(sb_egress_add_rule(&e, &r), 0);
+	cr_assert_eq(sb_egress_add_rule(&e, &r), 0);
+	cr_assert_eq(e.n_rules, 1, "a duplicate rule is kept once");
+	char *text = sb_egress_describe(&e);
+	cr_assert_str_eq(text, "allow 10.0.0.0/8:443");
+	free(text);
+	sb_egress_clear(&e);
+}

@@ -52,7 +52,9 @@ Test(record, round_trip_keeps_every_field)
 	};
 	struct sb_record back;
 	struct sb_error err;
+	struct sb_egress_rule rules[] = { { 0x0a000000, 8, 443 }, { 0xc0000201, 32, 0 } };
 
+	rec.egress = (struct sb_egress){ .mode = SB_EGRESS_ALLOW, .rules = rules, .n_rules = 2 };
 	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000001");
 	char *sdir = sb_path_join(dir, "sandboxes/box-1");
 	cr_assert_eq(sb_fs_mkdirs(sdir, 0700, NULL), 0);
@@ -82,6 +84,12 @@ Test(record, round_trip_keeps_every_field)
 	cr_assert_eq(back.mounts[0].dev, 2049);
 	cr_assert_eq(back.mounts[0].ino, 1234567);
 	cr_assert_eq(back.mounts[0].allow_sensitive, 1);
+	cr_assert_eq(back.egress.mode, SB_EGRESS_ALLOW);
+	cr_assert_eq(back.egress.n_rules, 2);
+	cr_assert_eq(back.egress.rules[0].net, 0x0a000000);
+	cr_assert_eq(back.egress.rules[0].prefix, 8);
+	cr_assert_eq(back.egress.rules[0].port, 443);
+	cr_assert_eq(back.egress.rules[1].prefix, 32);
 
 	/* the schema other helpers rely on */
 	char *path = sb_path_join(sdir, "sandbox.json");
@@ -91,10 +99,42 @@ Test(record, round_trip_keeps_every_field)
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "backend")), "runsc");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "image"), "digest")), rec.image_digest);
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")), "temporary");
+	json_t *egress = json_object_get(doc, "egress");
+	cr_assert_str_eq(json_string_value(json_object_get(egress, "mode")), "allow");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(egress, "allow"), 0)), "10.0.0.0/8:443");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(egress, "allow"), 1)), "192.0.2.1");
+	/* not a fork: no parent in the file */
+	cr_assert_null(json_object_get(doc, "parent"));
 	json_decref(doc);
 	free(path);
 	free(sdir);
 	sb_record_clear(&back);
+}
+
+Test(record, a_fork_names_its_parent)
+{
+	struct sb_record rec = {
+		.name = "fk", .id = "sb-0123456789abcdef", .created = 1700000000, .image_ref = "",
+		.kind = SB_KIND_PERMANENT, .expiry_action = SB_EXPIRY_RM, .owner = "", .state = SB_STATE_RUNNING,
+		.reason = "forked", .parent = "src", .parent_id = "sb-fedcba9876543210",
+	};
+	struct sb_record back;
+	struct sb_error err;
+
+	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000001");
+	json_t *doc = sb_record_to_json(&rec);
+	cr_assert_not_null(doc);
+	json_t *parent = json_object_get(doc, "parent");
+	cr_assert_str_eq(json_string_value(json_object_get(parent, "name")), "src");
+	cr_assert_str_eq(json_string_value(json_object_get(parent, "id")), "sb-fedcba9876543210");
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(back.parent, "src");
+	cr_assert_str_eq(back.parent_id, "sb-fedcba9876543210");
+	sb_record_clear(&back);
+	/* a parent without its id is malformed, not half read */
+	json_object_del(parent, "id");
+	cr_assert_lt(sb_record_from_json(&back, doc, &err), 0);
+	json_decref(doc);
 }
 
 static json_t *build_record(const void *arg)
@@ -162,6 +202,9 @@ Test(record, schema_1_records_migrate_on_load)
 	cr_assert_eq(rec.mounts[0].dev, 0);
 	cr_assert_eq(rec.mounts[0].allow_sensitive, 0);
 	cr_assert_eq(rec.state, SB_STATE_STOPPED);
+	/* records from before egress policies have the default one */
+	cr_assert_eq(rec.egress.mode, SB_EGRESS_DEFAULT);
+	cr_assert_eq(rec.egress.n_rules, 0);
 	cr_assert_eq(sb_record_save(root, &rec, &err), 0, "%s", err.msg);
 	json_t *doc;
 	cr_assert_eq(sb_json_load(&doc, path, 1 << 20, NULL), 0);

@@ -26,6 +26,8 @@ enum sb_runsc_op {
 	SB_RUNSC_DELETE,
 	SB_RUNSC_CHECKPOINT,
 	SB_RUNSC_RESTORE,
+	SB_RUNSC_PAUSE,
+	SB_RUNSC_RESUME,
 };
 
 /* How the sandbox reaches the network; shapes the sandbox, so it is passed
@@ -103,6 +105,10 @@ struct sb_spec_params {
  * built. */
 json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
 			unsigned short rows, unsigned short cols);
+/* The process of a plain `runsc exec` as a --process file: what runsc makes
+ * of its command line (the container's environment, then env), then more_env.
+ * NULL when a part of it cannot be built. */
+json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd);
 /* SB_ERR_NOMEM when a part cannot be built: never a spec with a mount or a
  * limit left out. */
 int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err);

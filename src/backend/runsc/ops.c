@@ -1,10 +1,12 @@
 /* The runsc backend: struct sb_backend_ops over the runsc driver. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,18 +88,57 @@ static int be_teardown(void *p, const struct sb_backend_sandbox *sb, unsigned fl
 	return rc < 0 ? rc : trc;
 }
 
+/* Secret values must not be in runsc's command line (/proc/PID/cmdline, which
+ * every user may read) nor in a file: the whole process goes into a memory
+ * file that runsc (root) opens through this process's /proc/PID/fd while it
+ * runs. Returns the fd (the caller closes it), or a negative error. */
+static int secret_process(char *path, size_t size, const struct sb_backend_exec *x, struct sb_error *err)
+{
+	json_t *proc = sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd);
+	char *text = proc ? json_dumps(proc, JSON_COMPACT) : NULL;
+	int fd = text ? memfd_create("sandbench-exec", MFD_CLOEXEC) : -1;
+	int rc = fd;
+
+	json_decref(proc);
+	if (!text)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if (fd < 0 || sb_fs_write_all(fd, text, strlen(text)) < 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot pass the secret environment to runsc"));
+	if (text) {
+		explicit_bzero(text, strlen(text));
+		free(text);
+	}
+	if (rc < 0 && fd >= 0)
+		close(fd);
+	snprintf(path, size, "/proc/%ld/fd/%d", (long)getpid(), fd);
+	return rc;
+}
+
 static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_sandbox *sb,
 		   const struct sb_backend_exec *x, struct sb_error *err)
 {
 	struct sb_runsc_call c = sb_runsc_call_for(sb, SB_RUNSC_EXEC);
+	char path[64];
+	int fd = -1, rc;
 
-	c.args = x->argv;
-	c.env = x->env;
-	c.cwd = x->cwd;
+	if (!be_rs(p, err))
+		return SB_ERR_PREREQ;
+	if (x->secret_env && x->secret_env[0]) {
+		if ((fd = secret_process(path, sizeof(path), x, err)) < 0)
+			return fd;
+		c.process_file = path;
+	} else {
+		c.args = x->argv;
+		c.env = x->env;
+		c.cwd = x->cwd;
+	}
 	c.internal_pid_file = x->ipid_file;
 	c.any_status = 1;
 	c.proc = x->proc;
-	return be_rs(p, err) ? sb_runsc_run(res, ((struct runsc_be *)p)->rs, &c, err) : SB_ERR_PREREQ;
+	rc = sb_runsc_run(res, ((struct runsc_be *)p)->rs, &c, err);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /* runsc exec --process with terminal: true (notes/runsc.md): the process is
@@ -147,6 +188,24 @@ static int be_checkpoint(void *p, const struct sb_backend_sandbox *sb, const cha
 
 	c.image_path = image_path;
 	return be_rs(p, err) ? sb_runsc_run(NULL, ((struct runsc_be *)p)->rs, &c, err) : SB_ERR_PREREQ;
+}
+
+static int be_freeze(void *p, const struct sb_backend_sandbox *sb, enum sb_runsc_op op, struct sb_error *err)
+{
+	struct sb_runsc_call c = sb_runsc_call_for(sb, op);
+
+	c.proc.timeout_ms = 10000;
+	return be_rs(p, err) ? sb_runsc_run(NULL, ((struct runsc_be *)p)->rs, &c, err) : SB_ERR_PREREQ;
+}
+
+static int be_pause(void *p, const struct sb_backend_sandbox *sb, struct sb_error *err)
+{
+	return be_freeze(p, sb, SB_RUNSC_PAUSE, err);
+}
+
+static int be_resume(void *p, const struct sb_backend_sandbox *sb, struct sb_error *err)
+{
+	return be_freeze(p, sb, SB_RUNSC_RESUME, err);
 }
 
 static int be_alive(void *p, const struct sb_backend_sandbox *sb)
@@ -277,6 +336,8 @@ const struct sb_backend_ops sb_backend_runsc = {
 	.pty = be_pty,
 	.kill = be_kill,
 	.checkpoint = be_checkpoint,
+	.pause = be_pause,
+	.resume = be_resume,
 	.alive = be_alive,
 	.stats = be_stats,
 	.list = be_list,

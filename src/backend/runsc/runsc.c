@@ -62,6 +62,8 @@ static const struct op_def ops[] = {
 	[SB_RUNSC_RESTORE] = { "restore", 1, 1, NULL,
 			       { BOOL("--detach", detach), STR("--image-path", image_path), STR("--bundle", bundle),
 				 STR("--pid-file", pid_file) }, 0 },
+	[SB_RUNSC_PAUSE] = { "pause", 0, 1, NULL, { { 0 } }, 0 },
+	[SB_RUNSC_RESUME] = { "resume", 0, 1, NULL, { { 0 } }, 0 },
 };
 
 static const char *const net_flags[] = {

@@ -64,6 +64,34 @@ json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, in
 	return p;
 }
 
+static size_t count(const char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd)
+{
+	const char *const *parts[] = { default_env, (const char *const *)env, (const char *const *)more_env };
+	size_t n = 0;
+
+	for (size_t i = 0; i < 3; i++)
+		n += count(parts[i]);
+	char **all = calloc(n + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	n = 0;
+	for (size_t i = 0; i < 3; i++)
+		for (size_t k = 0; parts[i] && parts[i][k]; k++)
+			all[n++] = (char *)parts[i][k];
+	json_t *p = sb_spec_process(args, all, cwd, 0, 0, 0);
+	free(all);
+	return p;
+}
+
 static json_t *bind(const char *src, const char *dest, int ro)
 {
 	return json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", dest, "type", "bind", "source", src, "options",

@@ -1,0 +1,193 @@
+/* The MCP server's own parts: the protocol (JSON-RPC dispatch, lifecycle),
+ * the tool table, argument checking against each tool's schema, workers for
+ * long calls, and the transports. */
+#ifndef SB_MCP_INTERNAL_H
+#define SB_MCP_INTERNAL_H
+
+#include <jansson.h>
+#include <poll.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "mcp/mcp.h"
+
+#define MCP_LATEST_VERSION "2025-06-18"
+#define MCP_INSTANCE_LABEL "mcp-instance"
+/* hex digits of the HTTP bearer token */
+#define MCP_TOKEN_LEN 64
+/* a POST body over this is refused (413) */
+#define MCP_HTTP_BODY_MAX (1u << 20)
+/* bytes of a call's result a worker may hand back; output beyond is cut by the tools */
+#define MCP_RESULT_MAX (8u << 20)
+/* progress notifications of a long call, when the client asked for them */
+#define MCP_PROGRESS_MS 1000
+/* calls running at once (each a worker); one more is refused */
+#define MCP_MAX_CALLS 64
+/* the pollfds of the calls: a result pipe and a log pipe each */
+#define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS)
+/* a cancelled worker ends on SIGTERM within this, or is killed */
+#define MCP_CANCEL_GRACE_MS 5000
+
+/* JSON-RPC error codes */
+enum {
+	MCP_PARSE_ERROR = -32700,
+	MCP_INVALID_REQUEST = -32600,
+	MCP_METHOD_NOT_FOUND = -32601,
+	MCP_INVALID_PARAMS = -32602,
+	MCP_INTERNAL_ERROR = -32603,
+};
+
+struct mcp_session;
+/* Hands a message to the client of session (steals msg). origin: what the
+ * transport gave with the request this message answers or belongs to (HTTP:
+ * the POST it came in), NULL for messages of no request. msg NULL: the
+ * request of origin will get no answer (cancelled). */
+typedef void (*mcp_emit_fn)(struct mcp_session *s, void *origin, json_t *msg);
+
+/* One client's protocol state (stdio: the one; HTTP: per Mcp-Session-Id). */
+struct mcp_session {
+	struct sb_mcp_server *srv;
+	char id[33];                     /* HTTP's Mcp-Session-Id; "" over stdio */
+	char version[16];                /* negotiated at initialize; "" before */
+	int initialized;                 /* notifications/initialized came */
+	int log_debug;                   /* logging/setLevel debug: calls forward sandbench's log */
+	mcp_emit_fn emit;
+	void *transport;                 /* the transport's own state */
+	/* the transport's fds a worker must not hold (stdio: the client's pipes,
+	 * which would stay open while a worker runs on); -1: none */
+	int worker_null[2];
+};
+
+/* A tools/call running in a forked worker. */
+struct mcp_call {
+	struct mcp_call *next;
+	struct mcp_session *sess;
+	void *origin;
+	json_t *id;                      /* the request's id */
+	json_t *progress_token;          /* NULL: no progress asked */
+	pid_t pid;
+	int fd;                          /* the worker's result pipe */
+	int log_fd;                      /* its log's pipe (logging at debug), else -1 */
+	struct sb_buf out, log;
+	long long next_progress;         /* monotonic ms */
+	int progress;
+	unsigned flags;                  /* the tool's */
+	long long cancelled;             /* monotonic ms of the cancel; 0: not cancelled */
+	int killed;                      /* SIGKILL sent after the grace */
+};
+
+enum mcp_tool_flags {
+	MCP_TOOL_READONLY = 1 << 0,      /* lists or reads only: offered in --readonly */
+	MCP_TOOL_WORKER = 1 << 1,        /* may take long: runs in a worker, cancellable */
+	MCP_TOOL_DESTRUCTIVE = 1 << 2,   /* removes or ends something (an annotation for hosts) */
+	/* what a cancel does to the worker: an interruptible one is interrupted
+	 * (SIGTERM: sb_proc_interrupt; an exec's command is killed inside), a
+	 * read-only one is killed, any other runs to its end (a create or stop
+	 * cut half-way would leave a broken sandbox) and its answer is dropped */
+	MCP_TOOL_INTERRUPTIBLE = 1 << 3,
+};
+
+struct mcp_ctx {
+	struct sb_mcp_server *srv;
+	struct sb_root *root;
+};
+
+struct mcp_tool {
+	const char *name;
+	const char *description;
+	const char *schema;              /* the input JSON Schema, as JSON text */
+	/* 0 and *result (an object: the structured content), or negative with err */
+	int (*run)(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+	unsigned flags;
+	/* a worker tool's answer when it is there at once (no fork then): 1 and
+	 * *result, 0 when the call must wait, negative with err. May be NULL. */
+	int (*try_now)(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+};
+
+struct sb_mcp_server {
+	struct sb_root *root;
+	char owner[64];
+	char instance[33];
+	int readonly;
+	int allow_remove_any;
+	struct sb_mcp_mount *mounts;
+	size_t n_mounts;
+	json_t *schemas;                 /* name -> parsed input schema */
+	struct mcp_call *calls;
+};
+
+/* server.c: bytes random bytes as 2 * bytes hex digits (out holds them and a NUL) */
+int mcp_random_hex(char *out, size_t bytes, struct sb_error *err);
+
+/* listen.c: the listening socket for spec (see sb_mcp_serve_http); url: what clients connect to */
+int mcp_listen(int *fd, char *url, size_t size, int *is_unix, const char *spec, struct sb_error *err);
+
+/* tools.c: the table, the one place a tool is added */
+const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char *name);
+json_t *mcp_tools_list(const struct sb_mcp_server *srv);
+int mcp_tools_load_schemas(struct sb_mcp_server *srv, struct sb_error *err);
+/* Runs tool with args: a CallToolResult (isError on failure). */
+json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args);
+/* The CallToolResult of tool's try_now when that answers; NULL: run it in a worker. */
+json_t *mcp_tool_try_now(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args);
+json_t *mcp_tool_error_result(const char *code, const char *message);
+
+/* schema.c: args checked against the subset of JSON Schema the tools use
+ * (object, properties, required, additionalProperties false, type, enum,
+ * minimum, maximum, items) */
+int mcp_args_check(const json_t *schema, const json_t *args, struct sb_error *err);
+
+/* args.c: typed access to checked arguments */
+const char *mcp_arg_str(const json_t *args, const char *key, const char *dflt);
+long long mcp_arg_int(const json_t *args, const char *key, long long dflt);
+double mcp_arg_num(const json_t *args, const char *key, double dflt);
+int mcp_arg_bool(const json_t *args, const char *key, int dflt);
+
+/* the tools' handlers (tools_*.c) */
+int mcp_tool_sandbox_create(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_inspect(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_exec(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_diff(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_stop(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_restore(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_remove(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_image_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_session_start(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_session_send(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_session_read(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_session_read_now(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_session_kill(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_file_read(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_file_write(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_file_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+
+/* protocol.c: one parsed message from the client of s. Returns 1 when it
+ * was a request (a response will be emitted for it with origin), else 0. */
+int mcp_handle(struct mcp_session *s, void *origin, json_t *msg);
+/* Raw text of one message (stdio line, HTTP body): parse errors answered. */
+int mcp_handle_text(struct mcp_session *s, void *origin, const char *text, size_t len);
+/* 1 when this server speaks protocol revision v */
+int mcp_version_known(const char *v);
+json_t *mcp_error_msg(const json_t *id, int code, const char *message);
+json_t *mcp_result_msg(const json_t *id, json_t *result);
+
+/* worker.c: long calls in forked workers, served from the transport's poll loop */
+int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const json_t *progress_token,
+		   const struct mcp_tool *tool, const json_t *args);
+/* Ends the call of request id (its worker is killed, no response follows). */
+void mcp_call_cancel(struct mcp_session *s, const json_t *id);
+/* Ends the calls whose answer was to go to origin (its HTTP request went away). */
+void mcp_calls_cancel_origin(struct sb_mcp_server *srv, const void *origin);
+/* Ends every call of s (the session went away). */
+void mcp_calls_drop(struct mcp_session *s);
+/* Fills up to max pollfds; returns how many. */
+int mcp_calls_pollfds(const struct sb_mcp_server *srv, struct pollfd *pfd, int max);
+/* After poll: finishes calls whose worker is done, sends progress. */
+void mcp_calls_service(struct sb_mcp_server *srv);
+/* ms until the next progress notification is due; -1: none. */
+int mcp_calls_timeout(const struct sb_mcp_server *srv);
+/* Waits for every call's worker to end (after they were cancelled). */
+void mcp_calls_wait(struct sb_mcp_server *srv);
+
+#endif

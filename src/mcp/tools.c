@@ -1,0 +1,201 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "base/i18n.h"
+
+/* Schema fragments the tools share. */
+#define NAME_PROP "\"name\": {\"type\": \"string\", \"description\": \"The sandbox's name.\"}"
+#define SESSION_PROPS \
+	NAME_PROP ", \"session\": {\"type\": \"string\", \"description\": \"The session's id (session_start returns it).\"}"
+#define OBJECT(props, required) \
+	"{\"type\": \"object\", \"properties\": {" props "}, \"required\": [" required "], \"additionalProperties\": false}"
+
+/* The tools, the one place to add one: name, description, input schema,
+ * handler, flags. */
+static const struct mcp_tool tools[] = {
+	{ "sandbox_create",
+	  "Create and start a sandbox (a gVisor sandbox from an image pinned by digest). Host folders can be "
+	  "mounted only from the operator's allow-list.",
+	  OBJECT(NAME_PROP ", \"image\": {\"type\": \"string\", \"description\": \"Image reference or digest; default: the "
+			   "configured default image.\"}, "
+			   "\"kind\": {\"type\": \"string\", \"enum\": [\"temporary\", \"permanent\"]}, "
+			   "\"idle_timeout\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"Seconds of idleness "
+			   "before a temporary sandbox expires.\"}, "
+			   "\"network\": {\"type\": \"boolean\", \"description\": \"Network access (default: configured).\"}, "
+			   "\"mounts\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {"
+			   "\"host\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, "
+			   "\"mode\": {\"type\": \"string\", \"enum\": [\"ro\", \"rw\"]}}, \"required\": [\"host\", "
+			   "\"path\"], \"additionalProperties\": false}}",
+		 "\"name\""),
+	  mcp_tool_sandbox_create, MCP_TOOL_WORKER },
+	{ "sandbox_list", "List the sandboxes with their state, kind, image, owner and expiry.",
+	  OBJECT("\"owner\": {\"type\": \"string\", \"description\": \"Only sandboxes of this owner.\"}", ""),
+	  mcp_tool_sandbox_list, MCP_TOOL_READONLY },
+	{ "sandbox_inspect", "Show one sandbox: its record, activity, expiry, workspace and address.",
+	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_inspect, MCP_TOOL_READONLY },
+	{ "sandbox_exec",
+	  "Run a command in a running sandbox and return its exit code, stdout and stderr. No shell is involved: "
+	  "use [\"sh\", \"-c\", \"...\"] for one.",
+	  OBJECT(NAME_PROP ", \"command\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": 1}, "
+			   "\"cwd\": {\"type\": \"string\"}, \"env\": {\"type\": \"object\", \"additionalProperties\": "
+			   "{\"type\": \"string\"}}, \"timeout\": {\"type\": \"number\", \"minimum\": 0.001, \"maximum\": "
+			   "86400, \"description\": \"Seconds; the command is killed on the deadline (default 600).\"}",
+		 "\"name\", \"command\""),
+	  mcp_tool_sandbox_exec, MCP_TOOL_WORKER | MCP_TOOL_INTERRUPTIBLE },
+	{ "session_start",
+	  "Start a persistent shell session in a running sandbox (or return the live one with reuse). Its state "
+	  "(cwd, variables) lasts across session_send calls.",
+	  OBJECT(NAME_PROP ", \"session\": {\"type\": \"string\", \"description\": \"Its id; default: the lowest free "
+			   "number.\"}, \"reuse\": {\"type\": \"boolean\"}, \"cwd\": {\"type\": \"string\"}",
+		 "\"name\""),
+	  mcp_tool_session_start, MCP_TOOL_WORKER },
+	{ "session_send",
+	  "Type input into a session (a newline is added unless newline is false), or a control key. Returns the "
+	  "output offset to read from.",
+	  OBJECT(SESSION_PROPS ", \"text\": {\"type\": \"string\"}, \"newline\": {\"type\": \"boolean\"}, "
+			       "\"ctrl\": {\"type\": \"string\", \"enum\": [\"c\", \"d\", \"z\", \"\\\\\"]}",
+		 "\"name\", \"session\""),
+	  mcp_tool_session_send, 0 },
+	{ "session_read",
+	  "Read a session's output from an offset (default: the last input) until the prompt is back, a pause "
+	  "(wait_idle), nothing came at all (first_timeout) or max_wait passed. Without a wait option it returns "
+	  "what there is now.",
+	  OBJECT(SESSION_PROPS ", \"since\": {\"type\": \"integer\", \"minimum\": 0}, "
+			       "\"wait_idle\": {\"type\": \"number\", \"minimum\": 0, \"maximum\": 86400}, "
+			       "\"first_timeout\": {\"type\": \"number\", \"minimum\": 0, \"maximum\": 86400}, "
+			       "\"max_wait\": {\"type\": \"number\", \"minimum\": 0, \"maximum\": 86400}, "
+			       "\"format\": {\"type\": \"string\", \"enum\": [\"clean\", \"raw\"]}",
+		 "\"name\", \"session\""),
+	  mcp_tool_session_read, MCP_TOOL_READONLY | MCP_TOOL_WORKER, mcp_tool_session_read_now },
+	{ "session_kill", "End a session (SIGTERM hangs its terminal up; SIGINT interrupts its foreground job).",
+	  OBJECT(SESSION_PROPS ", \"signal\": {\"type\": \"string\", \"enum\": [\"TERM\", \"KILL\", \"INT\"]}",
+		 "\"name\", \"session\""),
+	  mcp_tool_session_kill, MCP_TOOL_DESTRUCTIVE },
+	{ "file_read", "Read a file inside a sandbox (text, up to max_bytes).",
+	  OBJECT(NAME_PROP ", \"path\": {\"type\": \"string\", \"description\": \"Absolute path inside the sandbox.\"}, "
+			   "\"max_bytes\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 4194304}",
+		 "\"name\", \"path\""),
+	  mcp_tool_file_read, MCP_TOOL_READONLY | MCP_TOOL_WORKER },
+	{ "file_write", "Write a text file inside a sandbox (created or replaced whole).",
+	  OBJECT(NAME_PROP ", \"path\": {\"type\": \"string\"}, \"content\": {\"type\": \"string\"}",
+		 "\"name\", \"path\", \"content\""),
+	  mcp_tool_file_write, MCP_TOOL_WORKER },
+	{ "file_list", "List a directory inside a running sandbox.",
+	  OBJECT(NAME_PROP ", \"path\": {\"type\": \"string\", \"description\": \"Default: /workspace.\"}", "\"name\""),
+	  mcp_tool_file_list, MCP_TOOL_READONLY | MCP_TOOL_WORKER },
+	{ "sandbox_diff", "What a sandbox changed: its root file system against its image, its workspace, the exchange folder.",
+	  OBJECT(NAME_PROP ", \"max_entries\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 100000}", "\"name\""),
+	  mcp_tool_sandbox_diff, MCP_TOOL_READONLY | MCP_TOOL_WORKER },
+	{ "sandbox_stop", "Stop a sandbox: memory and processes are checkpointed to disk.", OBJECT(NAME_PROP, "\"name\""),
+	  mcp_tool_sandbox_stop, MCP_TOOL_WORKER },
+	{ "sandbox_restore", "Wake a stopped sandbox from its checkpoint (or cold-start it from its disk).",
+	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_restore, MCP_TOOL_WORKER },
+	{ "sandbox_remove",
+	  "Remove a sandbox this server created, with everything of it (its workspace included).",
+	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_remove, MCP_TOOL_WORKER | MCP_TOOL_DESTRUCTIVE },
+	{ "image_list", "List the images sandboxes can be created from.", OBJECT("", ""), mcp_tool_image_list,
+	  MCP_TOOL_READONLY },
+};
+
+static int offered(const struct sb_mcp_server *srv, const struct mcp_tool *t)
+{
+	return !srv->readonly || (t->flags & MCP_TOOL_READONLY);
+}
+
+const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char *name)
+{
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (!strcmp(tools[i].name, name))
+			return offered(srv, &tools[i]) ? &tools[i] : NULL;
+	return NULL;
+}
+
+int mcp_tools_load_schemas(struct sb_mcp_server *srv, struct sb_error *err)
+{
+	json_error_t jerr;
+
+	if (!(srv->schemas = json_object()))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		json_t *s = json_loads(tools[i].schema, 0, &jerr);
+		/* a programming error, caught by every test that starts a server */
+		if (!s || json_object_set_new(srv->schemas, tools[i].name, s) < 0)
+			return sb_error_set(err, SB_ERR_FORMAT, "schema of tool %s: %s", tools[i].name, jerr.text);
+	}
+	return 0;
+}
+
+json_t *mcp_tools_list(const struct sb_mcp_server *srv)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		const struct mcp_tool *t = &tools[i];
+		if (!offered(srv, t))
+			continue;
+		json_array_append_new(
+			list, json_pack("{s:s, s:s, s:O, s:{s:b, s:b, s:b}}", "name", t->name, "description", t->description,
+					"inputSchema", json_object_get(srv->schemas, t->name), "annotations", "readOnlyHint",
+					(t->flags & MCP_TOOL_READONLY) != 0, "destructiveHint",
+					(t->flags & MCP_TOOL_DESTRUCTIVE) != 0, "openWorldHint", 0));
+	}
+	return list;
+}
+
+json_t *mcp_tool_error_result(const char *code, const char *message)
+{
+	json_t *doc = json_pack("{s:[{s:s, s:s}], s:{s:s, s:s}, s:b}", "content", "type", "text", "text", message,
+				"structuredContent", "error", code, "message", message, "isError", 1);
+
+	/* a message that is not UTF-8 (a path of the host's) still gets an answer */
+	return doc || !strcmp(message, "The tool failed.") ? doc : mcp_tool_error_result(code, "The tool failed.");
+}
+
+/* A handler's outcome as a CallToolResult: the structured content and its text, or isError. */
+static json_t *outcome(int rc, json_t *result, const struct sb_error *err)
+{
+	if (rc < 0) {
+		json_decref(result);
+		return mcp_tool_error_result(sb_error_name(err->code), err->msg[0] ? err->msg : _("The tool failed."));
+	}
+	if (!result)
+		return mcp_tool_error_result("nomem", _("out of memory"));
+	char *text = json_dumps(result, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_t *doc = text ? json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
+				       "structuredContent", result, "isError", 0)
+			   : NULL;
+	if (!text)
+		json_decref(result);
+	free(text);
+	return doc ? doc : mcp_tool_error_result("nomem", _("out of memory"));
+}
+
+json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args)
+{
+	struct mcp_ctx ctx = { srv, srv->root };
+	struct sb_error err = { 0 };
+	json_t *result = NULL;
+	int rc = mcp_args_check(json_object_get(srv->schemas, tool->name), args, &err);
+
+	if (rc == 0)
+		rc = tool->run(&result, &ctx, args, &err);
+	return outcome(rc, result, &err);
+}
+
+json_t *mcp_tool_try_now(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args)
+{
+	struct mcp_ctx ctx = { srv, srv->root };
+	struct sb_error err = { 0 };
+	json_t *result = NULL;
+	int rc;
+
+	if (!tool->try_now)
+		return NULL;
+	rc = mcp_args_check(json_object_get(srv->schemas, tool->name), args, &err);
+	if (rc == 0 && (rc = tool->try_now(&result, &ctx, args, &err)) == 0)
+		return NULL;
+	return outcome(rc, result, &err);
+}

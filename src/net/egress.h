@@ -1,0 +1,71 @@
+/* Egress policy of a network-on sandbox: what it may reach outside.
+ *
+ *   default   the internet, but not the machine's surroundings: link-local and
+ *             metadata addresses (169.254.0.0/16) are dropped, and so are the
+ *             private ranges (10/8, 172.16/12, 192.168/16, 100.64/10) unless the
+ *             setting network_private allows them; the host's nameservers stay
+ *             reachable on port 53. The host's own addresses are never
+ *             reachable (the shared table's input chain).
+ *   allow     only the allow-list (CIDR[:PORT] rules, TCP and UDP).
+ *   deny-all  nothing.
+ * Sandboxes have IPv4 only: IPv6 from a sandbox bridge is always dropped.
+ *
+ * Each sandbox gets a chain and a set of denied tuples in the nftables table
+ * "inet sandbench_egress" (net/internal.h), both named after the root's tag
+ * and the sandbox's address. A dropped TCP or UDP packet updates the set (destination,
+ * protocol, port; a per-element counter; the element's timeout gives the time
+ * of the last attempt): the kernel records denials without any daemon, and
+ * sandbench reads and clears the set on demand (sb_network_denials). */
+#ifndef SB_EGRESS_H
+#define SB_EGRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+enum sb_egress_mode {
+	SB_EGRESS_DEFAULT = 0,
+	SB_EGRESS_ALLOW,
+	SB_EGRESS_DENY_ALL,
+};
+
+struct sb_egress_rule {
+	uint32_t net;        /* host byte order, host bits zero */
+	int prefix;          /* 0..32 */
+	int port;            /* 0: any port */
+};
+
+struct sb_egress {
+	enum sb_egress_mode mode;
+	struct sb_egress_rule *rules;   /* allow mode: the allow-list (malloc'd) */
+	size_t n_rules;
+};
+
+/* "ADDRESS[/PREFIX][:PORT]" (IPv4). SB_ERR_INVALID with a message that says
+ * what is wrong (a bad address, prefix or port, a name, IPv6). */
+int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb_error *err);
+#define SB_EGRESS_RULE_MAX 32
+/* The canonical text of a rule ("10.0.0.0/8:443", "192.0.2.1"). */
+const char *sb_egress_rule_format(char buf[SB_EGRESS_RULE_MAX], const struct sb_egress_rule *r);
+/* Stable names: "default", "allow", "deny-all"; parse gives -1 when unknown. */
+const char *sb_egress_mode_name(enum sb_egress_mode mode);
+int sb_egress_mode_parse(const char *s);
+/* Adds a rule (a duplicate is kept once); -1 when out of memory. */
+int sb_egress_add_rule(struct sb_egress *e, const struct sb_egress_rule *r);
+/* Deep copy; -1 when out of memory (dst is then empty). */
+int sb_egress_copy(struct sb_egress *dst, const struct sb_egress *src);
+void sb_egress_clear(struct sb_egress *e);
+/* "default", "deny-all" or "allow 10.0.0.0/8:443, 192.0.2.1": malloc'd, NULL when out of memory. */
+char *sb_egress_describe(const struct sb_egress *e);
+
+/* One recorded denial. */
+struct sb_egress_denial {
+	char address[16];
+	char proto[8];       /* "tcp", "udp" */
+	int port;
+	long long last_ms;   /* unix ms of the last attempt */
+	unsigned long long packets;
+};
+
+#endif

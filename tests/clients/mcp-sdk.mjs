@@ -1,0 +1,247 @@
+// Drives `sandbench mcp` with the official MCP TypeScript SDK, as an agent
+// host would: over stdio (the SDK starts the server) or Streamable HTTP (a
+// running server, its token). Run by tests/integration/test-mcp-sdk.c; prints
+// "ok STEP" per step and exits 1 at the first failure. Node >= 18.
+//
+//   node mcp-sdk.mjs stdio SANDBENCH ROOT IMAGE FOREIGN
+//   node mcp-sdk.mjs http URL TOKEN IMAGE FOREIGN
+//   node mcp-sdk.mjs bridge SANDBENCH SOCKET IMAGE FOREIGN   (`sandbench mcp --connect SOCKET`)
+//   node mcp-sdk.mjs refusals URL TOKEN
+// FOREIGN: a sandbox the test made without this server: removing it is refused.
+// refusals: a wrong token, a foreign Origin, an oversized body and malformed
+// JSON-RPC, each refused with its status.
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const TOOLS = [
+  "sandbox_create", "sandbox_list", "sandbox_inspect", "sandbox_exec", "session_start", "session_send",
+  "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
+  "sandbox_restore", "sandbox_remove", "image_list",
+];
+const WAIT_MS = 60000;
+
+const [mode, a1, a2, image, foreign] = process.argv.slice(2);
+const name = `mcp-sdk-${mode}-${process.pid}`;
+
+function ok(step) {
+  console.log(`ok ${step}`);
+}
+
+async function call(client, tool, args, options) {
+  const r = await client.callTool({ name: tool, arguments: args }, undefined, options);
+  assert.ok(!r.isError, `${tool} failed: ${JSON.stringify(r.content)}`);
+  assert.equal(r.content[0].type, "text");
+  assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent, `${tool}: text and structured content differ`);
+  return r.structuredContent;
+}
+
+async function waitFor(what, cond) {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    if (await cond()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function sleepers(client) {
+  const r = await call(client, "sandbox_exec", { name, command: ["ps", "-o", "args"] });
+  return r.stdout.split("\n").filter((l) => l.startsWith("sleep 1000")).length;
+}
+
+function transport() {
+  if (mode === "stdio")
+    return new StdioClientTransport({ command: a1, args: ["--root", a2, "mcp"], stderr: "inherit" });
+  if (mode === "bridge")
+    return new StdioClientTransport({ command: a1, args: ["mcp", "--connect", a2], stderr: "inherit" });
+  return new StreamableHTTPClientTransport(new URL(a1), {
+    requestInit: { headers: { Authorization: `Bearer ${a2}` } },
+  });
+}
+
+async function lifecycle(client) {
+  assert.equal(client.getServerVersion().name, "sandbench");
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort());
+  for (const t of tools) assert.equal(t.inputSchema.type, "object", t.name);
+  await client.ping();
+  ok("initialize, tools/list, ping");
+}
+
+async function sandbox(client) {
+  const box = await call(client, "sandbox_create", { name, image, network: false, kind: "temporary" });
+  assert.equal(box.name, name);
+  assert.equal(box.state, "running");
+  assert.equal(box.owner, "mcp");
+  const listed = await call(client, "sandbox_list", { owner: "mcp" });
+  assert.ok(listed.sandboxes.some((s) => s.name === name));
+  const x = await call(client, "sandbox_exec", { name, command: ["sh", "-c", "echo $((6*7)); exit 3"] });
+  assert.equal(x.stdout, "42\n");
+  assert.equal(x.exit_code, 3);
+  ok("sandbox_create, sandbox_list, sandbox_exec");
+  // sandbench's own log as logging notifications, while the client asks for debug
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.setLoggingLevel("debug");
+  await call(client, "sandbox_exec", { name, command: ["true"] });
+  assert.ok(logs.some((l) => l.logger === "sandbench" && /runsc exec/.test(l.data)), JSON.stringify(logs));
+  await client.setLoggingLevel("info");
+  const seen = logs.length;
+  await call(client, "sandbox_exec", { name, command: ["true"] });
+  assert.equal(logs.length, seen, "no log above debug");
+  ok("logging/setLevel debug: sandbench's log as notifications/message");
+}
+
+async function session(client) {
+  const s = await call(client, "session_start", { name });
+  assert.equal(s.state, "running");
+  const sent = await call(client, "session_send", { name, session: s.id, text: "cd /tmp; echo $((6*7))" });
+  const r = await call(client, "session_read", { name, session: s.id, since: sent.offset, max_wait: 30 });
+  assert.equal(r.reason, "prompt", JSON.stringify(r));
+  assert.match(r.output, /^42$/m);
+  assert.equal(r.exit_code, 0);
+  // the shell keeps its state between sends
+  const sent2 = await call(client, "session_send", { name, session: s.id, text: "pwd" });
+  const r2 = await call(client, "session_read", { name, session: s.id, since: sent2.offset, max_wait: 30 });
+  assert.match(r2.output, /^\/tmp$/m);
+  // nothing comes: the read ends at max_wait and reports progress meanwhile
+  let progress = 0;
+  const r3 = await call(client, "session_read", { name, session: s.id, since: r2.offset, max_wait: 2.5 },
+                        { onprogress: () => progress++ });
+  assert.equal(r3.reason, "max_wait");
+  assert.ok(progress >= 1, `progress notifications: ${progress}`);
+  // a waiting read cancelled: rejected, and the server goes on
+  const ac = new AbortController();
+  const waiting = client.callTool({ name: "session_read", arguments: { name, session: s.id, since: r2.offset, max_wait: 1000 } },
+                                  undefined, { signal: ac.signal, timeout: 3600000 }).then(() => false, () => true);
+  ac.abort();
+  assert.ok(await waiting, "the cancelled read was rejected");
+  await client.ping();
+  await call(client, "session_kill", { name, session: s.id });
+  ok("session_start, session_send, session_read, progress, a cancelled read, session_kill");
+}
+
+async function files(client) {
+  const content = "written through MCP\nline 2\n";
+  const w = await call(client, "file_write", { name, path: "/workspace/hello.txt", content });
+  assert.equal(w.size, content.length);
+  const r = await call(client, "file_read", { name, path: "/workspace/hello.txt" });
+  assert.equal(r.content, content);
+  const l = await call(client, "file_list", { name, path: "/workspace" });
+  assert.ok(l.entries.some((e) => e.name === "hello.txt"), JSON.stringify(l));
+  const d = await call(client, "sandbox_diff", { name });
+  assert.ok(d.workspace.changes.some((c) => c.path === "/workspace/hello.txt"), JSON.stringify(d));
+  const missing = await client.callTool({ name: "file_read", arguments: { name, path: "/workspace/none" } });
+  assert.ok(missing.isError);
+  ok("file_write, file_read, file_list, sandbox_diff");
+}
+
+async function cancel(client) {
+  const ac = new AbortController();
+  const long = client.callTool({ name: "sandbox_exec", arguments: { name, command: ["sleep", "1000"] } },
+                               undefined, { signal: ac.signal, timeout: 3600000 });
+  const rejected = long.then(() => false, () => true);
+  await waitFor("sleep 1000 to run", async () => (await sleepers(client)) === 1);
+  // the server answers while the call runs
+  await client.ping();
+  ac.abort();
+  assert.ok(await rejected, "the cancelled call was rejected");
+  await waitFor("sleep 1000 to end", async () => (await sleepers(client)) === 0);
+  ok("cancel a long exec: its command ended");
+}
+
+async function faults(client) {
+  const bad = await client.callTool({ name: "sandbox_inspect", arguments: { nam: "x" } });
+  assert.ok(bad.isError);
+  await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /-32602|Unknown tool/);
+  const refused = await client.callTool({ name: "sandbox_remove", arguments: { name: foreign } });
+  assert.ok(refused.isError, "removing a sandbox of another creator");
+  assert.match(refused.content[0].text, /not created by this MCP server/);
+  ok("tool errors, unknown tool, foreign sandbox kept");
+}
+
+async function remove(client) {
+  const r = await call(client, "sandbox_remove", { name });
+  assert.equal(r.removed, true);
+  const listed = await call(client, "sandbox_list", {});
+  assert.ok(!listed.sandboxes.some((s) => s.name === name));
+  ok("sandbox_remove");
+}
+
+function httpClient(headers) {
+  const c = new Client({ name: "sandbench-test", version: "1.0.0" });
+  return [c, new StreamableHTTPClientTransport(new URL(a1), { requestInit: { headers } })];
+}
+
+// the SDK's StreamableHTTPError carries the HTTP status as its code
+const httpStatus = (want) => (e) => {
+  assert.equal(e.code, want, String(e));
+  return true;
+};
+
+async function refusals() {
+  const [c1, t1] = httpClient({ Authorization: "Bearer wrong" });
+  await assert.rejects(c1.connect(t1), httpStatus(401));
+  ok("wrong token: 401");
+  const [c2, t2] = httpClient({ Authorization: `Bearer ${a2}`, Origin: "http://attacker.example" });
+  await assert.rejects(c2.connect(t2), httpStatus(403));
+  ok("foreign Origin: 403");
+  const [c3, t3] = httpClient({ Authorization: `Bearer ${a2}`, Origin: "http://localhost:8080" });
+  await c3.connect(t3);
+  await c3.ping();
+  await assert.rejects(
+    c3.callTool({ name: "file_write", arguments: { name: "x", path: "/x", content: "y".repeat(2 << 20) } }), httpStatus(413));
+  await c3.ping();
+  ok("loopback Origin accepted; oversized body: 413, the session goes on");
+  const post = (body, extra = {}) => fetch(a1, {
+    method: "POST", body,
+    headers: { Authorization: `Bearer ${a2}`, "Content-Type": "application/json",
+               Accept: "application/json, text/event-stream", "Mcp-Session-Id": t3.sessionId, ...extra },
+  });
+  const bad = await post("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ");
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).error.code, -32700);
+  const notrpc = await post(JSON.stringify({ id: 1, method: "ping" }));
+  assert.equal((await notrpc.json()).error.code, -32600);
+  ok("malformed JSON-RPC: parse error, invalid request");
+  const get = await fetch(a1, { headers: { Authorization: `Bearer ${a2}`, Accept: "text/event-stream" } });
+  assert.equal(get.status, 405);
+  const sid = t3.sessionId;
+  await t3.terminateSession();
+  await c3.close();
+  const gone = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }), { "Mcp-Session-Id": sid });
+  assert.equal(gone.status, 404);
+  ok("GET: 405; DELETE ends the session: 404 after");
+}
+
+if (mode === "refusals") {
+  try {
+    await refusals();
+    process.exit(0);
+  } catch (e) {
+    console.error(`not ok: ${e.stack || e}`);
+    process.exit(1);
+  }
+}
+
+const client = new Client({ name: "sandbench-test", version: "1.0.0" });
+let status = 0;
+try {
+  await client.connect(transport());
+  await lifecycle(client);
+  await sandbox(client);
+  await session(client);
+  await files(client);
+  await cancel(client);
+  await faults(client);
+  await remove(client);
+} catch (e) {
+  console.error(`not ok: ${e.stack || e}`);
+  status = 1;
+} finally {
+  await client.close().catch(() => {});
+}
+process.exit(status);

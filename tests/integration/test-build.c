@@ -1,0 +1,204 @@
+/* sandbench image build with real runsc: a Dockerfile with FROM, RUN (a file
+ * made, one removed), COPY of a context with a .dockerignore, ENV, WORKDIR,
+ * USER, CMD and LABEL; what a sandbox made from the result sees and what
+ * the config says; the step cache (a hit makes no sandbox and gives the same
+ * digest, a changed file misses); refusals that name the line and leave
+ * nothing behind. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbfixture.h"
+#include "testutil.h"
+
+static struct sbf f;
+static char *ctx;
+
+static void setup(void)
+{
+	sbf_setup(&f, "build");
+	ctx = tu_tempdir("build-ctx");
+}
+
+static void teardown(void)
+{
+	tu_remove(ctx);
+	free(ctx);
+	sbf_teardown(&f);
+}
+
+TestSuite(build, .init = setup, .fini = teardown, .timeout = 300);
+
+#define SB(...) tu_sandbench(f.dir, NULL, __VA_ARGS__, NULL)
+
+static void write_file(const char *rel, const char *text)
+{
+	char *path = NULL;
+
+	cr_assert(asprintf(&path, "%s/%s", ctx, rel) > 0);
+	FILE *fp = fopen(path, "w");
+	cr_assert(fp, "cannot write %s", path);
+	fputs(text, fp);
+	fclose(fp);
+	free(path);
+}
+
+static const char *const dockerfile =
+	"# a comment\n"
+	"FROM " SBF_IMAGE "\n"
+	"ARG GREETING=hello\n"
+	"RUN echo made > /made && rm /bin/vi && \\\n"
+	"    echo \"$GREETING\" > /greeting\n"
+	"ENV APP_HOME=/app MODE=test\n"
+	"WORKDIR /app\n"
+	"COPY src/ ./\n"
+	"RUN [\"/bin/sh\", \"-c\", \"ls /app > /listing\"]\n"
+	"USER nobody\n"
+	"LABEL org.example.kind=test\n"
+	"CMD [\"/bin/sh\", \"-c\", \"cat /made\"]\n";
+
+static void make_context(void)
+{
+	cr_assert_eq(tu_sh("mkdir -p %s/src/sub %s/src/cache && echo one > %s/src/one && echo two > %s/src/sub/two && "
+			   "echo junk > %s/src/cache/junk && echo secret > %s/src/notes.log",
+			   ctx, ctx, ctx, ctx, ctx, ctx), 0);
+	write_file(".dockerignore", "# not in the image\nsrc/cache\n*.log\nsrc/*.log\n");
+	write_file("Dockerfile", dockerfile);
+}
+
+static struct tu_run build(const char *ref)
+{
+	return SB("image", "build", "-t", ref, "--json", ctx);
+}
+
+static json_t *build_ok(const char *ref)
+{
+	struct tu_run r = build(ref);
+
+	cr_assert_eq(r.status, 0, "build %s: %s", ref, r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	cr_assert(doc, "build gave no JSON: %s", r.out);
+	tu_run_free(&r);
+	return doc;
+}
+
+static long long num(json_t *doc, const char *key)
+{
+	return json_integer_value(json_object_get(doc, key));
+}
+
+static char *sandboxes(void)
+{
+	return tu_sh_out("ls -A %s/sandboxes 2>/dev/null | tr '\\n' ' '", f.dir);
+}
+
+Test(build, dockerfile_to_image)
+{
+	make_context();
+	json_t *res = build_ok("app:1");
+	cr_assert_str_eq(json_string_value(json_object_get(res, "reference")), "localhost/app:1");
+	cr_assert_eq(num(res, "sandboxes"), 2, "one sandbox per RUN");
+	cr_assert_eq(num(res, "cached"), 0);
+
+	struct tu_run r = SB("image", "inspect", "app:1", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	json_t *img = json_loads(r.out, 0, NULL), *cfg = json_object_get(img, "exec_config");
+	tu_run_free(&r);
+	cr_assert_str_eq(json_string_value(json_object_get(cfg, "WorkingDir")), "/app");
+	cr_assert_str_eq(json_string_value(json_object_get(cfg, "User")), "nobody");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cfg, "Labels"), "org.example.kind")), "test");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(cfg, "Cmd"), 2)), "cat /made");
+	char *env = json_dumps(json_object_get(cfg, "Env"), 0);
+	cr_assert(strstr(env, "\"APP_HOME=/app\"") && strstr(env, "\"MODE=test\""), "Env: %s", env);
+	free(env);
+	json_decref(img);
+
+	int st;
+	char *s0 = sandboxes();
+	cr_assert_str_eq(s0, "", "no build sandbox is left behind: %s", s0);
+	free(s0);
+	sbf_ok(SB("create", "c", "--image", "app:1"), "create from the result");
+	char *out = sbf_sh(&f, NULL, "c",
+			   "cat /made /greeting /app/one /app/sub/two /listing; test -e /bin/vi && echo vi; "
+			   "ls /app/cache /app/notes.log 2>&1 | grep -c 'No such'",
+			   &st);
+	cr_assert_eq(st, 0, "exec: %s", out);
+	cr_assert_str_eq(out, "made\nhello\none\ntwo\none\nsub\n2\n", "the tree: %s", out);
+	free(out);
+	json_decref(res);
+}
+
+Test(build, cache_hit_and_miss)
+{
+	make_context();
+	json_t *first = build_ok("app:1");
+	struct tu_run r = SB("image", "build", "-t", "app:2", ctx);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "Step 3/10: RUN echo made") && strstr(r.err, "(cached)"), "progress: %s", r.err);
+	tu_run_free(&r);
+	json_t *again = build_ok("app:3");
+	cr_assert_eq(num(again, "sandboxes"), 0, "a rebuild makes no sandbox");
+	cr_assert_str_eq(json_string_value(json_object_get(again, "digest")),
+			 json_string_value(json_object_get(first, "digest")), "the same image");
+
+	write_file("src/one", "changed\n");
+	json_t *miss = build_ok("app:4");
+	cr_assert_eq(num(miss, "sandboxes"), 1, "the RUN after the changed COPY runs again");
+	cr_assert_str_neq(json_string_value(json_object_get(miss, "digest")),
+			  json_string_value(json_object_get(first, "digest")));
+	sbf_ok(SB("create", "c", "--image", "app:4"), "create");
+	char *out = sbf_sh(&f, NULL, "c", "cat /app/one", NULL);
+	cr_assert_str_eq(out, "changed\n");
+	free(out);
+
+	json_t *nocache = NULL;
+	r = SB("image", "build", "--no-cache", "-t", "app:5", "--json", ctx);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	nocache = json_loads(r.out, 0, NULL);
+	tu_run_free(&r);
+	cr_assert_eq(num(nocache, "sandboxes"), 2, "--no-cache runs every RUN");
+	json_decref(first);
+	json_decref(again);
+	json_decref(miss);
+	json_decref(nocache);
+}
+
+/* A build that must fail: the message holds want, no image named ref. */
+static void refused(const char *ref, const char *want)
+{
+	struct tu_run r = build(ref);
+
+	cr_assert_neq(r.status, 0, "the build of %s succeeded", ref);
+	cr_assert(strstr(r.err, want), "expected '%s' in: %s", want, r.err);
+	tu_run_free(&r);
+	r = SB("image", "inspect", ref);
+	cr_assert_neq(r.status, 0, "%s was named", ref);
+	tu_run_free(&r);
+	char *s = sandboxes();
+	cr_assert_str_eq(s, "", "a build sandbox was left behind: %s", s);
+	free(s);
+}
+
+Test(build, refusals)
+{
+	cr_assert_eq(tu_sh("mkdir -p %s/d && echo x > %s/d/x && ln -s /etc/passwd %s/out", ctx, ctx, ctx), 0);
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nRUN true\n\nHEALTHCHECK CMD true\n");
+	refused("bad:1", "line 4: the instruction 'HEALTHCHECK' is not supported");
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nCOPY ../etc/passwd /x\n");
+	refused("bad:2", "leads out of the build context");
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nCOPY out /x\n");
+	refused("bad:3", "leads out of the build context");
+	write_file("Dockerfile", "FROM localhost/nothing-here:1\nRUN true\n");
+	refused("bad:4", "line 1: FROM localhost/nothing-here:1");
+	/* not in the store: pulled, from a registry that is not there */
+	write_file("Dockerfile", "FROM 127.0.0.1:1/none:1\nRUN true\n");
+	refused("bad:6", "line 1: FROM 127.0.0.1:1/none:1");
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nCOPY missing /x\n");
+	refused("bad:7", "line 2: COPY");
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nCOPY d /d\nRUN echo failing >&2; exit 3\n");
+	refused("bad:5", "line 3: RUN echo failing >&2; exit 3: the command exited with status 3");
+}
