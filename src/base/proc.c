@@ -26,8 +26,6 @@ struct capture {
 	unsigned long long total;
 };
 
-#define KEPT_MAX 64
-
 static int subreaper;
 static volatile sig_atomic_t interrupted;
 
@@ -35,7 +33,11 @@ void sb_proc_interrupt(int on)
 {
 	interrupted = on;
 }
-static pid_t kept[KEPT_MAX];
+/* The children their owners wait for. It grows as needed; a child it had no
+ * room for is counted in kept_lost, and no orphan is reaped while that count
+ * is not zero (zombies for a while, never an owner's child taken from it). */
+static pid_t *kept;
+static size_t kept_len, kept_cap, kept_lost;
 
 int sb_proc_subreaper_enable(struct sb_error *err)
 {
@@ -47,17 +49,35 @@ int sb_proc_subreaper_enable(struct sb_error *err)
 
 void sb_proc_keep(pid_t pid, int keep)
 {
-	for (int i = 0; i < KEPT_MAX; i++) {
-		if (keep ? kept[i] == 0 : kept[i] == pid) {
-			kept[i] = keep ? pid : 0;
+	for (size_t i = 0; i < kept_len; i++) {
+		if (kept[i] == pid) {
+			if (!keep)
+				kept[i] = kept[--kept_len];
 			return;
 		}
 	}
+	if (!keep) {
+		kept_lost -= kept_lost > 0;
+		return;
+	}
+	if (kept_len == kept_cap) {
+		size_t cap = kept_cap ? kept_cap * 2 : 16;
+		pid_t *grown = realloc(kept, cap * sizeof(*kept));
+		if (!grown) {
+			kept_lost++;
+			return;
+		}
+		kept = grown;
+		kept_cap = cap;
+	}
+	kept[kept_len++] = pid;
 }
 
 static int is_kept(pid_t pid)
 {
-	for (int i = 0; i < KEPT_MAX; i++)
+	if (kept_lost)
+		return 1;
+	for (size_t i = 0; i < kept_len; i++)
 		if (kept[i] == pid)
 			return 1;
 	return 0;
@@ -97,7 +117,8 @@ static int is_zombie(pid_t pid)
 
 void sb_proc_reap_orphans(void)
 {
-	char path[64], buf[4096];
+	char path[64];
+	long pid;
 	FILE *f;
 
 	if (!subreaper)
@@ -105,16 +126,12 @@ void sb_proc_reap_orphans(void)
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
 	if (!(f = fopen(path, "re")))
 		return;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (char *p = buf, *end; *p; p = end) {
-		long pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
+	/* read as a stream: a fixed buffer would cut the last pid of a long list
+	 * into another, shorter one */
+	while (fscanf(f, "%ld", &pid) == 1)
 		if (pid > 0 && !is_kept((pid_t)pid) && is_zombie((pid_t)pid))
 			waitpid((pid_t)pid, NULL, WNOHANG);
-	}
+	fclose(f);
 }
 
 /* Copies a chunk to the tee's fd whole (waiting when it is non-blocking and

@@ -248,6 +248,38 @@ Test(foundation, proc_captures_and_times_out)
 	close(p[1]);
 }
 
+/* More kept children than the table once held (64): the orphan reaper takes
+ * none of them from their owner, and still reaps a child nobody keeps. */
+Test(foundation, proc_reaper_never_takes_a_kept_child)
+{
+	enum { N = 150 };
+	pid_t pids[N], stray;
+	siginfo_t si;
+	int status;
+
+	cr_assert_eq(sb_proc_subreaper_enable(NULL), 0);
+	for (int i = 0; i < N; i++) {
+		if ((pids[i] = fork()) == 0)
+			_exit(i % 100);
+		cr_assert_gt(pids[i], 0);
+		sb_proc_keep(pids[i], 1);
+	}
+	if ((stray = fork()) == 0)
+		_exit(0);
+	/* every child has exited (WNOWAIT: still there to be reaped) */
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOWAIT), 0);
+	cr_assert_eq(waitid(P_PID, (id_t)stray, &si, WEXITED | WNOWAIT), 0);
+	sb_proc_reap_orphans();
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(waitpid(pids[i], &status, 0), pids[i], "kept child %d was taken: %s", i, strerror(errno));
+		cr_assert_eq(WEXITSTATUS(status), i % 100);
+		sb_proc_keep(pids[i], 0);
+	}
+	cr_assert_eq(waitpid(stray, &status, WNOHANG), -1, "the stray child was not reaped");
+	cr_assert_eq(errno, ECHILD);
+}
+
 static int mark_child(void *arg)
 {
 	return setenv("SB_PRE_EXEC", (const char *)arg, 1);
