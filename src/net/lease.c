@@ -169,7 +169,7 @@ static int write_temp(char **tmp, const char *dir, const char *name, struct sb_e
 	*tmp = sb_strdupf("%s/.tmp-XXXXXX", dir);
 	if (!*tmp)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	fd = mkstemp(*tmp);
+	fd = mkostemp(*tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot create a lease in '%s'"), dir);
 		free(*tmp);

@@ -497,7 +497,7 @@ static int view_sink(struct sb_xdisk *d, struct box *x, struct sb_root *root, co
 		rc = writable(x, root, &n, opts, res, err);
 	if (rc == 0 && n.layered)
 		rc = sb_view_upper_dir(&fd, &x->v, n.path, err);
-	else if (rc == 0 && (fd = dup(n.fd)) < 0)
+	else if (rc == 0 && (fd = fcntl(n.fd, F_DUPFD_CLOEXEC, 0)) < 0)
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s:%s'"), x->b.rec.name, p->dir);
 	char *target = rc == 0 ? (p->merge ? strdup(n.path) : sb_strdupf("%s/%s", strcmp(n.path, "/") ? n.path : "", p->name))
 			       : NULL;

@@ -114,7 +114,7 @@ static int parent_of(int *out, struct sb_xdisk *d, const char *rel, const char *
 	*base = slash ? slash + 1 : rel;
 	*out = -1;
 	if (!slash) {
-		*out = dup(d->top);
+		*out = fcntl(d->top, F_DUPFD_CLOEXEC, 0);
 		return *out < 0 ? fail(d, err, errno, ".", _("cannot open '%s' in '%s'"), ".", d->label) : 0;
 	}
 	if (!dir)
@@ -122,7 +122,7 @@ static int parent_of(int *out, struct sb_xdisk *d, const char *rel, const char *
 	int fd = beneath(d->top, dir, O_PATH | O_DIRECTORY, 0), rc = 0;
 	if (fd < 0 && errno == ENOENT) {
 		/* an archive need not list a file's directories first */
-		int pfd = dup(d->top);
+		int pfd = fcntl(d->top, F_DUPFD_CLOEXEC, 0);
 		for (char *c = dir, *next; rc == 0 && c; c = next) {
 			next = strchr(c, '/');
 			if (next)
@@ -353,7 +353,7 @@ int sb_xdisk_init(struct sb_xdisk *d, int parent, const char *name, int merge, s
 	d->parent = parent;
 	d->top = d->cur = d->cur_dir = -1;
 	d->merge = merge;
-	if (merge && (d->top = dup(parent)) < 0)
+	if (merge && (d->top = fcntl(parent, F_DUPFD_CLOEXEC, 0)) < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), name);
 	if (!(d->name = strdup(name)))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));

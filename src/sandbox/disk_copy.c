@@ -251,7 +251,7 @@ static int copy_entry(struct dcopy *c, int s, int d, const char *name, int depth
 
 static int copy_tree(struct dcopy *c, int s, int d, int depth, struct sb_error *err)
 {
-	int fd = dup(s), rc = 0;
+	int fd = fcntl(s, F_DUPFD_CLOEXEC, 0), rc = 0;
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	size_t len = strlen(c->path);
 	struct dirent *de;

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +77,33 @@ static char **merge_env(char *const *env, const char *term, char *tbuf, size_t t
 	return out;
 }
 
+/* openpty(3), but both ends close-on-exec from birth */
+static int pty_open(int *master, int *slave, const struct winsize *ws)
+{
+	char name[64];
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), sl = -1;
+
+	if (m < 0)
+		return -1;
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0 ||
+	    (sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 || ioctl(sl, TIOCSWINSZ, ws) < 0) {
+		int e = errno;
+		close(m);
+		if (sl >= 0)
+			close(sl);
+		errno = e;
+		return -1;
+	}
+	*master = m;
+	*slave = sl;
+	return 0;
+}
+
 static void child(int slave, char **argv)
 {
 	setsid();
-	if (ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || dup2(slave, 2) < 0)
+	/* dup2 onto itself (slave already 0, 1 or 2) would keep close-on-exec */
+	if (fcntl(slave, F_SETFD, 0) < 0 || ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || dup2(slave, 2) < 0)
 		_exit(126);
 	if (slave > 2)
 		close(slave);
@@ -177,11 +199,10 @@ int sb_shell_open(struct sb_shell **out, struct sb_root *root, const char *name,
 	if ((rc = sb_box_backend(&b, err)) < 0 || (rc = sb_fs_mkdirs(b.shells, 0700, err)) < 0 ||
 	    (rc = host_command(&rargv, s, &b, &sized, err)) < 0)
 		goto fail;
-	if (openpty(&s->master, &slave, NULL, NULL, &ws) < 0 || (o->no_echo && echo_off(slave) < 0)) {
+	if (pty_open(&s->master, &slave, &ws) < 0 || (o->no_echo && echo_off(slave) < 0)) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open a terminal for sandbox '%s'"), name);
 		goto fail;
 	}
-	fcntl(s->master, F_SETFD, FD_CLOEXEC);
 	fcntl(s->master, F_SETFL, fcntl(s->master, F_GETFL) | O_NONBLOCK);
 	s->pid = fork();
 	if (s->pid == 0) {
