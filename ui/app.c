@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -64,11 +65,23 @@ static void restore_terminal(void)
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 static struct sigaction fatal_old[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
 
+/* The terminal's modes before curses, for on_fatal. */
+static struct termios saved_tio;
+
 /* A crash must not leave the user's terminal in raw mode: restore it, then let
- * the previous handler (the default, or a sanitizer's report) have the signal. */
+ * the previous handler (the default, or a sanitizer's report) have the signal.
+ * endwin is not async-signal-safe: the saved modes go back with tcsetattr, and
+ * the keypad mode, attributes, cursor and alternate screen by a plain write. */
 static void on_fatal(int sig)
 {
-	restore_terminal();
+	static const char reset[] = "\033[?1l\033>\033[0m\033[?25h\033[?1049l\r\n";
+
+	if (curses_on) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+		if (write(STDOUT_FILENO, reset, sizeof(reset) - 1) < 0) {
+			/* nothing more can be done for the terminal */
+		}
+	}
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		if (fatal_signals[i] == sig)
 			sigaction(sig, &fatal_old[i], NULL);
@@ -726,7 +739,7 @@ static int start_curses(void)
 		return -1;
 	if (!getenv("ESCDELAY"))
 		set_escdelay(25);
-	if (!initscr())
+	if (tcgetattr(STDIN_FILENO, &saved_tio) < 0 || !initscr())
 		return -1;
 	curses_on = 1;
 	atexit(restore_terminal);

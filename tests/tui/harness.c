@@ -96,6 +96,12 @@ struct tui *tui_start(int rows, int cols, const char *const *argv, const char *c
 	return t;
 }
 
+int tui_termios(struct tui *t, struct termios *out)
+{
+	/* the master answers for its slave, even after the program closed it */
+	return tcgetattr(t->master, out);
+}
+
 /* Reads what the program wrote, waiting at most timeout_ms for the first byte. */
 static void pump(struct tui *t, int timeout_ms)
 {

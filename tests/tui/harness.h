@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <termios.h>
 
 struct tui;
 
@@ -33,6 +34,8 @@ void tui_resize(struct tui *t, int rows, int cols);
 const char *tui_screen(struct tui *t);
 /* The row (0-based) holding text, -1 if none. */
 int tui_find_row(struct tui *t, const char *text);
+/* The pty's terminal modes as the program left them; 0, or -1. */
+int tui_termios(struct tui *t, struct termios *out);
 /* Waits for the program to exit (killing it after the deadline); returns its
  * exit status (128+signal when killed) and frees t. */
 int tui_finish(struct tui *t, int timeout_ms);
