@@ -223,7 +223,7 @@ static int ensure_netns(const struct sb_netinfo *n, struct sb_error *err)
 	char script[512];
 	int rc = 0;
 
-	if (access(n->netns_path, F_OK) != 0 && (rc = ip(err, "netns", "add", n->netns, NULL)) < 0)
+	if (access(n->netns_path, F_OK) != 0 && (rc = ip(err, "netns", "add", n->netns, (char *)NULL)) < 0)
 		return rc;
 	if (!link_exists(n->veth)) {
 		/* isolated ports: sandboxes on one bridge cannot reach each other */
@@ -301,14 +301,14 @@ static int remove_sandbox_objects(const struct net_ctx *c, struct sb_error *err)
 
 	fill_info(&n, c, leased ? addr : c->subnet.net);
 	if (leased) {
-		if (link_exists(n.veth) && (r = ip(err, "link", "del", "dev", n.veth, NULL)) < 0 && rc == 0)
+		if (link_exists(n.veth) && (r = ip(err, "link", "del", "dev", n.veth, (char *)NULL)) < 0 && rc == 0)
 			rc = r;
 		if ((r = sb_nat_remove(addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
 			rc = r;
 		if ((r = sb_egress_nft_remove(c->tag, addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
 			rc = r;
 	}
-	if (access(n.netns_path, F_OK) == 0 && (r = ip(rc == 0 ? err : NULL, "netns", "del", n.netns, NULL)) < 0 &&
+	if (access(n.netns_path, F_OK) == 0 && (r = ip(rc == 0 ? err : NULL, "netns", "del", n.netns, (char *)NULL)) < 0 &&
 	    rc == 0)
 		rc = r;
 	char *resolv = resolv_path(c);
@@ -330,7 +330,7 @@ static int remove_bridge_if_unused(const struct net_ctx *c, struct sb_error *err
 	free(leases);
 	if (rc < 0 || count > 0)
 		return rc;
-	if ((rc = bridge_owned(c, NULL)) == 1 && (rc = ip(err, "link", "del", "dev", c->bridge, NULL)) < 0)
+	if ((rc = bridge_owned(c, NULL)) == 1 && (rc = ip(err, "link", "del", "dev", c->bridge, (char *)NULL)) < 0)
 		return rc;
 	if ((rc = sb_egress_nft_remove_bridge(c->bridge, err)) < 0)
 		return rc;
@@ -594,10 +594,10 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 		rc = remove_sandbox_objects(&c, err);
 		break;
 	case SB_NET_ORPHAN_NETNS:
-		rc = ip(err, "netns", "del", orphan->name, NULL);
+		rc = ip(err, "netns", "del", orphan->name, (char *)NULL);
 		break;
 	case SB_NET_ORPHAN_VETH:
-		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, NULL) : 0;
+		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, (char *)NULL) : 0;
 		break;
 	case SB_NET_ORPHAN_EGRESS:
 		rc = sb_egress_nft_remove(c.tag, (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16), err);
