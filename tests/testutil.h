@@ -20,7 +20,9 @@ struct tu_run {
 };
 
 /* Runs the built sandbench with --root root and the given arguments (NULL-terminated);
- * env is an optional NULL-terminated list of extra "K=V" settings. */
+ * env is an optional NULL-terminated list of extra "K=V" settings. One that sets
+ * $SANDBENCH_NOW or $SANDBENCH_BOOT_ID runs tests/sandbench-test, the CLI of the
+ * test build, instead: the installed binary ignores both. */
 struct tu_run tu_sandbench(const char *root, const char *const *env, const char *arg, ...);
 /* Runs a shell command line (fixture scripts); returns its exit status. */
 int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

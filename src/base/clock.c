@@ -1,22 +1,14 @@
 #include "config.h"
 
-#include <stdlib.h>
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/hooks.h"
 
-/* $SANDBENCH_NOW when it is a positive number, else 0. */
+/* The injected time of a test build, else 0. */
 static long long injected(void)
 {
-	const char *env = getenv("SANDBENCH_NOW");
-	char *end;
-
-	if (env && *env) {
-		long long v = strtoll(env, &end, 10);
-		if (*end == '\0' && v > 0)
-			return v;
-	}
-	return 0;
+	return sb_hooks.now ? sb_hooks.now() : 0;
 }
 
 long long sb_clock_now(void)

@@ -2,17 +2,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hooks.h"
 #include "base/host.h"
 #include "base/i18n.h"
 
 int sb_host_boot_id(char out[SB_HOST_BOOT_ID_LEN], struct sb_error *err)
 {
 	static char cached[SB_HOST_BOOT_ID_LEN];
-	const char *fake = getenv("SANDBENCH_BOOT_ID");
+	const char *fake = sb_hooks.boot_id ? sb_hooks.boot_id() : NULL;
 	int fd;
 
 	/* tests simulate a host restart with another id */

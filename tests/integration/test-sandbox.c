@@ -291,7 +291,7 @@ Test(sandbox, reap_expires_idle_temporary_ones)
 	/* one whose command started long ago and still runs is not idle */
 	r = tu_sandbench(f.dir, at_now, "create", "busy", "--image", SBF_IMAGE, "--temporary=60s", NULL);
 	tu_run_free(&r);
-	char *bin = tu_buildpath("sandbench");
+	char *bin = tu_buildpath("tests/sandbench-test");
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("SANDBENCH_NOW", env_now + strlen("SANDBENCH_NOW="), 1);

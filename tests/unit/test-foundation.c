@@ -22,7 +22,9 @@
 #include "base/crypto_dl.h"
 #include "base/digest.h"
 #include "base/internal.h"
+#include "base/clock.h"
 #include "base/fs.h"
+#include "base/host.h"
 #include "base/jsonfile.h"
 #include "base/proc.h"
 #include "base/root.h"
@@ -278,6 +280,23 @@ Test(foundation, proc_reaper_never_takes_a_kept_child)
 	}
 	cr_assert_eq(waitpid(stray, &status, WNOHANG), -1, "the stray child was not reaped");
 	cr_assert_eq(errno, ECHILD);
+}
+
+/* The library as installed has no test seams: the environment variables the
+ * test build reads (tests/hooks.c, not linked here) move neither the clock nor
+ * the host's boot id. */
+Test(foundation, product_ignores_injected_time_and_boot)
+{
+	char real[SB_HOST_BOOT_ID_LEN], seen[SB_HOST_BOOT_ID_LEN];
+
+	cr_assert_eq(sb_host_boot_id(real, NULL), 0);
+	setenv("SANDBENCH_NOW", "1234567", 1);
+	setenv("SANDBENCH_BOOT_ID", "11111111-1111-4111-8111-111111111111", 1);
+	cr_assert_gt(sb_clock_now(), 1000000000LL, "the wall clock moved");
+	cr_assert_eq(sb_host_boot_id(seen, NULL), 0);
+	cr_assert_str_eq(seen, real);
+	unsetenv("SANDBENCH_NOW");
+	unsetenv("SANDBENCH_BOOT_ID");
 }
 
 static int mark_child(void *arg)
