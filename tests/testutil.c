@@ -50,12 +50,13 @@ char *tu_buildpath(const char *rel)
 	return top("SB_TOP_BUILDDIR", SB_BUILDDIR, rel);
 }
 
-/* An environment that injects time or a host boot needs the CLI of the test
- * build: the installed sandbench ignores both (tests/hooks.c). */
+/* An environment that injects time, a host boot or faults needs the CLI of
+ * the test build: the installed sandbench ignores them (tests/hooks.c). */
 static int injects(const char *const *env)
 {
 	for (size_t i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], "SANDBENCH_NOW=", 14) || !strncmp(env[i], "SANDBENCH_BOOT_ID=", 18))
+		if (!strncmp(env[i], "SANDBENCH_NOW=", 14) || !strncmp(env[i], "SANDBENCH_BOOT_ID=", 18) ||
+		    !strncmp(env[i], "SANDBENCH_FAULT", 15))
 			return 1;
 	return 0;
 }

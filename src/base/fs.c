@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/hooks.h"
 #include "base/i18n.h"
 
 char *sb_strdupf(const char *fmt, ...)
@@ -48,6 +49,8 @@ int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err)
 	/* every command opens the state root: the common case is one stat */
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return 0;
+	if (sb_fault_point(SB_FAULT_WRITE, path) < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot create directory '%s'"), path);
 	memcpy(buf, path, n + 1);
 	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
@@ -116,7 +119,8 @@ int sb_fs_replace(const char *path, const void *data, size_t len, mode_t mode, i
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
 		goto out;
 	}
-	if (sb_fs_write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
+	if (sb_fault_point(SB_FAULT_WRITE, path) < 0 || sb_fs_write_all(fd, data, len) < 0 ||
+	    (sync && fsync(fd) < 0)) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
 		close(fd);
 		unlink(tmp);
@@ -160,7 +164,8 @@ int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t m
 	free(old);
 	if (fd < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
-	if (!same && (ftruncate(fd, 0) < 0 || sb_fs_write_all(fd, data, len) < 0))
+	if (!same && (sb_fault_point(SB_FAULT_WRITE, path) < 0 || ftruncate(fd, 0) < 0 ||
+		      sb_fs_write_all(fd, data, len) < 0))
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
 	if (close(fd) < 0 && rc == 0)
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
@@ -286,6 +291,7 @@ static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error
 
 int sb_fs_remove_tree(const char *path, struct sb_error *err)
 {
+	sb_fault_point(SB_FAULT_STEP, path);
 	return sb_fs_remove_tree_at(AT_FDCWD, path, err);
 }
 

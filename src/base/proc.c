@@ -15,6 +15,7 @@
 
 #include "base/i18n.h"
 #include "base/clock.h"
+#include "base/hooks.h"
 #include "base/proc.h"
 
 struct capture {
@@ -282,7 +283,7 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 		free(cap[1].buf);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
-	if (pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
+	if (sb_fault_point(SB_FAULT_RUN, argv[0]) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
 		e = errno;
 	else if (o->pre_exec) {
 		if ((pid = fork()) == 0)

@@ -19,6 +19,7 @@
 #include "base/i18n.h"
 #include "base/log.h"
 #include "internal.h"
+#include "base/hooks.h"
 
 #define KILL_WAIT_MS 3000
 
@@ -155,7 +156,7 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 	} result = { SB_ERR_RUNTIME, { SB_ERR_RUNTIME, "" } };
 	int p[2];
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (sb_fault_point(SB_FAULT_RUN, "runsc keeper") < 0 || pipe2(p, O_CLOEXEC) < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot start sandbox '%s'"), c->sb->rec->name);
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -9,6 +9,7 @@
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "internal.h"
+#include "base/hooks.h"
 
 int sb_overlay_mounted(const char *path)
 {
@@ -48,7 +49,7 @@ int sb_overlay_mount(const char *target, const char *lower, const char *upper, c
 	if (volatile_)
 		sb_fs_remove_tree(marker, NULL);
 	free(marker);
-	int rc = mount("overlay", target, "overlay", MS_NODEV, opts);
+	int rc = sb_fault_point(SB_FAULT_RUN, "mount overlay") < 0 ? -1 : mount("overlay", target, "overlay", MS_NODEV, opts);
 	int e = errno;
 	free(opts);
 	if (rc < 0)
