@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,44 @@ out:
 	free(dir);
 	free(tmp);
 	return rc;
+}
+
+/* The writer's pid of a temp name sb_fs_replace makes ("X.tmp.PID"), or 0. */
+static pid_t temp_writer(const char *name)
+{
+	const char *t = strstr(name, ".tmp.");
+	char *end;
+
+	if (!t || t == name)
+		return 0;
+	long pid = strtol(t + 5, &end, 10);
+	return *end == '\0' && pid > 0 && end != t + 5 ? (pid_t)pid : 0;
+}
+
+int sb_fs_remove_stale_temps(unsigned *removed, const char *dir, int dry_run, struct sb_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	unsigned n = 0;
+
+	if (removed)
+		*removed = 0;
+	if (!d)
+		return errno == ENOENT ? 0 : sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), dir);
+	while ((de = readdir(d))) {
+		pid_t pid = temp_writer(de->d_name);
+		struct stat st;
+		/* a live writer (or another process that got its pid) keeps it */
+		if (!pid || (kill(pid, 0) == 0 || errno != ESRCH) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (dry_run || unlinkat(dirfd(d), de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(d);
+	if (removed)
+		*removed = n;
+	return 0;
 }
 
 int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t mode, struct sb_error *err)

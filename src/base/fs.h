@@ -38,6 +38,10 @@ int sb_fs_remove_tree(const char *path, struct sb_error *err);
 /* The same for path relative to the directory dirfd (or AT_FDCWD); the
  * components of path before the last are followed as usual. */
 int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err);
+/* Removes the temp files sb_fs_replace left in dir (PATH.tmp.PID) when its
+ * process died before the rename: those whose process is gone. *removed (may
+ * be NULL) gets how many (with dry_run, how many it would remove). */
+int sb_fs_remove_stale_temps(unsigned *removed, const char *dir, int dry_run, struct sb_error *err);
 /* Total bytes of regular files under path (no symlinks followed). */
 int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err);
 

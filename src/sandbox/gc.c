@@ -161,11 +161,40 @@ static void remove_sandbox(struct gc *g, struct sb_box *b, const char *action)
 	item_result(it, rc, &e);
 }
 
+/* A sandbox that is not running but whose container, staged host folders or
+ * disk mount are still there. */
+static void teardown_leftover(struct gc *g, struct sb_box *b, const char *status)
+{
+	struct sb_error e;
+
+	if (status || sb_box_mounts_staged(b) ||
+	    (sb_box_backend(b, NULL) == 0 && b->be->disk_mounted(b->be_state, sb_box_target(b)))) {
+		struct sb_gc_item *it = add_item(g, "container", b->rec.id, N_("deleted a container left by a stopped sandbox"));
+		if (!g->dry_run)
+			item_result(it, sb_box_teardown(b, 1, &e), &e);
+	}
+}
+
+/* Half-written state files of processes that died before their rename. */
+static void sweep_temps(struct gc *g, const char *dir, const char *name)
+{
+	struct sb_error e;
+	unsigned n;
+	int rc = sb_fs_remove_stale_temps(&n, dir, g->dry_run, &e);
+
+	if (rc < 0 || n > 0) {
+		struct sb_gc_item *it = add_item(g, "files", name, N_("removed half-written state files"));
+		if (it && rc == 0)
+			snprintf(it->message, sizeof(it->message), "%u", n);
+		if (!g->dry_run)
+			item_result(it, rc, &e);
+	}
+}
+
 /* A record whose runsc container does not match its state. */
 static void reconcile_record(struct gc *g, struct sb_box *b)
 {
 	const char *status = container_status(g, b->rec.id);
-	struct sb_error e;
 
 	g->incomplete |= json_object_set_new(g->known_ids, b->rec.id, json_true()) < 0;
 	switch (b->rec.state) {
@@ -175,20 +204,17 @@ static void reconcile_record(struct gc *g, struct sb_box *b)
 		break;
 	case SB_STATE_CREATED:
 		/* nobody holds its lock, so its create died half-way */
-		if (b->rec.kind == SB_KIND_TEMPORARY)
+		if (b->rec.kind == SB_KIND_TEMPORARY) {
 			remove_sandbox(g, b, N_("removed an interrupted create"));
-		else
-			mark_broken(g, b, _("its create was interrupted; the workspace is kept"));
+			break;
+		}
+		mark_broken(g, b, _("its create was interrupted; the workspace is kept"));
+		teardown_leftover(g, b, status);
 		break;
 	case SB_STATE_STOPPED:
 	case SB_STATE_BROKEN:
 		/* no container belongs to these states: a leftover one holds the disk mounted */
-		if (status || sb_box_mounts_staged(b) ||
-		    (sb_box_backend(b, NULL) == 0 && b->be->disk_mounted(b->be_state, sb_box_target(b)))) {
-			struct sb_gc_item *it = add_item(g, "container", b->rec.id, N_("deleted a container left by a stopped sandbox"));
-			if (!g->dry_run)
-				item_result(it, sb_box_teardown(b, 1, &e), &e);
-		}
+		teardown_leftover(g, b, status);
 		break;
 	}
 }
@@ -230,6 +256,7 @@ static int scan_sandboxes(struct gc *g, struct sb_error *err)
 			b.loaded = 1;
 			reconcile_record(g, &b);
 		}
+		sweep_temps(g, b.dir, de->d_name);
 		close(lock);
 		sb_box_close(&b);
 	}
@@ -279,6 +306,9 @@ static void sweep_network(struct gc *g)
 	free(orphans);
 }
 
+/* The folders of the state root that hold files sb_fs_replace writes. */
+static const char *const root_dirs[] = { ".", "images", "network" };
+
 int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsigned flags, struct sb_error *err)
 {
 	struct gc g = { .root = root, .dry_run = (flags & SB_GC_DRY_RUN) != 0 };
@@ -305,6 +335,13 @@ int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsign
 	sweep_containers(&g);
 	sweep_recordless(&g);
 	sweep_network(&g);
+	/* the state root's own files (the root lock is held) */
+	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(root_dirs[0]); i++) {
+		char *dir = sb_root_file(root, root_dirs[i]);
+		if (dir)
+			sweep_temps(&g, dir, root_dirs[i]);
+		free(dir);
+	}
 	if (!g.dry_run)
 		sb_generation_bump(root, SB_GEN_SANDBOXES, NULL);   /* records marked broken, directories swept */
 out:
