@@ -1,0 +1,333 @@
+/* The fault matrix: every fault point of a command (each program it runs,
+ * each state write, each removal: src/base/hooks.h) struck in turn, by a
+ * SIGKILL of the command there and by a failure there (ENOSPC for a write,
+ * EIO for a program), through the test build's CLI (tests/hooks.c). After
+ * each: a failure is one clear line, `sandbench gc` (the installed CLI)
+ * brings the root back to a state where ls, inspect and a new create work,
+ * with no leaked runsc container, mount, cgroup, process or temp file, and
+ * the permanent sandbox's workspace is never lost. Each suite prints its row
+ * of the matrix (points, and the strikes survived of each kind). */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "sandbox/sandbox.h"
+#include "sbfixture.h"
+#include "testutil.h"
+
+static struct sbf f;
+static char *image_tar;   /* a rootfs tar to import: the busybox image's tree */
+
+static void setup(void)
+{
+	sbf_setup(&f, "faults");
+}
+
+static void teardown(void)
+{
+	if (image_tar)
+		unlink(image_tar);
+	free(image_tar);
+	image_tar = NULL;
+	sbf_teardown(&f);
+}
+
+static void make_image_tar(void)
+{
+	image_tar = sb_strdupf("%s.rootfs.tar", f.dir);
+	cr_assert_not_null(image_tar);
+	cr_assert_eq(tu_sh("set -e; src=$(%s/sandbench --root '%s' image inspect %s --json | "
+			   "sed -n 's/.*\"rootfs\": \"\\(.*\\)\".*/\\1/p'); tar -C \"$src\" -cf '%s' .",
+			   getenv("SB_TOP_BUILDDIR") ? getenv("SB_TOP_BUILDDIR") : ".", f.dir, SBF_IMAGE, image_tar),
+		     0, "cannot make the image tar");
+}
+
+TestSuite(faults, .init = setup, .fini = teardown, .timeout = 1800);
+
+#define SB(...) tu_sandbench(f.dir, NULL, __VA_ARGS__, NULL)
+
+enum pre { PRE_NONE, PRE_RUNNING, PRE_STOPPED };
+
+struct scenario {
+	const char *name;
+	enum pre pre;            /* the state of the permanent sandbox "m" first */
+	const char *argv[8];     /* the command struck */
+	int removes;             /* the command removes "m" (its workspace goes) */
+	const char *made;        /* an image the command makes: removed after each strike */
+};
+
+/* The sandbox "m" in the state asked for, with a file in its workspace. */
+static void prepare(enum pre pre)
+{
+	struct sb_sandbox_info info;
+	int have = sb_sandbox_inspect(&info, f.root, "m", NULL) == 0;
+	enum sb_sandbox_state st = have ? info.rec.state : SB_STATE_CREATED;
+
+	if (have)
+		sb_sandbox_info_clear(&info);
+	if (pre == PRE_RUNNING && have && st == SB_STATE_RUNNING)
+		return;
+	if (pre == PRE_STOPPED && have && st == SB_STATE_STOPPED)
+		return;
+	if (have)
+		sbf_ok(SB("rm", "-f", "m"), "rm m");
+	if (pre == PRE_NONE)
+		return;
+	sbf_ok(SB("create", "m", "--image", SBF_IMAGE, "--permanent"), "create m");
+	free(sbf_sh(&f, NULL, "m", "echo kept > /workspace/keep", NULL));
+	if (pre == PRE_STOPPED)
+		sbf_ok(SB("stop", "m"), "stop m");
+}
+
+/* Lines of a fault log: the points the command reached. */
+static long points_reached(const char *log)
+{
+	char *n = tu_sh_out("wc -l < '%s' 2>/dev/null || echo 0", log);
+	long v = atol(n);
+
+	free(n);
+	return v;
+}
+
+/* The command with SANDBENCH_FAULT=at:mode (at 0: none), its fault log
+ * counting the points it reached. */
+static struct tu_run strike(const struct scenario *s, long at, const char *mode, long *reached)
+{
+	static unsigned serial;
+	char fault[64], logenv[512], fresh[32], *log = sb_strdupf("%s/fault.log", f.dir);
+	const char *env[] = { fault, logenv, NULL }, *a[8];
+
+	/* "@" in the command stands for a name never used before (a session, a
+	 * fork), "@tar" for the image tar of the suite */
+	snprintf(fresh, sizeof(fresh), "s%u", ++serial);
+	for (int i = 0; i < 8; i++) {
+		a[i] = s->argv[i] && !strcmp(s->argv[i], "@") ? fresh : s->argv[i];
+		a[i] = a[i] && !strcmp(a[i], "@tar") ? image_tar : a[i];
+	}
+
+	cr_assert_not_null(log);
+	unlink(log);
+	snprintf(fault, sizeof(fault), "SANDBENCH_FAULT=%ld:%s", at, mode);
+	snprintf(logenv, sizeof(logenv), "SANDBENCH_FAULT_LOG=%s", log);
+	struct tu_run r = tu_sandbench(f.dir, env, a[0], a[1], a[2], a[3], a[4], a[5], a[6], NULL);
+	*reached = points_reached(log);
+	unlink(log);
+	free(log);
+	return r;
+}
+
+static int has_line(const char *text, const char *word)
+{
+	for (const char *p = text; (p = strstr(p, word)); p++)
+		if ((p == text || p[-1] == '\n') && (p[strlen(word)] == '\n' || !p[strlen(word)]))
+			return 1;
+	return 0;
+}
+
+/* A process (not this one) whose command line names the root, or 0. */
+static pid_t process_naming(const char *root)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	cr_assert_not_null(d);
+	while (!found && (de = readdir(d))) {
+		pid_t pid = (pid_t)atol(de->d_name);
+		char path[64], *text = NULL;
+		size_t len;
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+		if (sb_fs_read_file(&text, &len, path, 1 << 16, NULL) < 0)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			text[i] = text[i] ? text[i] : ' ';
+		if (strstr(text, root))
+			found = pid;
+		free(text);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Every runsc container, mount and cgroup of the root belongs to a running
+ * sandbox; with none running, no process names the root. */
+static void assert_nothing_leaked(const char *when)
+{
+	struct sb_sandbox_info *list;
+	size_t n, running = 0;
+	char ids[4096] = "";
+
+	cr_assert_eq(sb_sandbox_list(&list, &n, f.root, NULL), 0);
+	for (size_t i = 0; i < n; i++) {
+		int up = list[i].rec.state == SB_STATE_RUNNING;
+		char *disk = sb_strdupf("%s/sandboxes/%s/rootfs", f.dir, list[i].rec.name);
+		running += up;
+		if (up)
+			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s\n", list[i].rec.id);
+		else
+			cr_assert(!sbf_runsc_has(&f, list[i].rec.id) && !sbf_cgroup_exists(list[i].rec.id) &&
+					  !sbf_mounted_below(disk),
+				  "%s: '%s' is %s but its container, cgroup or disk is still there", when,
+				  list[i].rec.name, sb_sandbox_state_name(list[i].rec.state));
+		free(disk);
+	}
+	sb_sandbox_list_free(list, n);
+	/* runsc's containers: only the running sandboxes' */
+	char *listed = tu_sh_out("runsc --root %s/runsc list 2>/dev/null | awk 'NR > 1 { print $1 }'", f.dir);
+	for (char *line = strtok(listed, "\n"); line; line = strtok(NULL, "\n"))
+		cr_assert(has_line(ids, line), "%s: runsc still has container %s", when, line);
+	free(listed);
+	/* sandbox directories: each one a listed sandbox */
+	char *dirs = tu_sh_out("cd %s/sandboxes && for d in *; do [ -d \"$d\" ] && echo \"$d\"; done; true", f.dir);
+	for (char *d = strtok(dirs, "\n"); d; d = strtok(NULL, "\n")) {
+		struct sb_sandbox_info info;
+		cr_assert_eq(sb_sandbox_inspect(&info, f.root, d, NULL), 0, "%s: directory of no sandbox: %s", when, d);
+		sb_sandbox_info_clear(&info);
+	}
+	free(dirs);
+	/* half-written state files (base/fs: PATH.tmp.PID), outside the guests' trees */
+	char *tmp = tu_sh_out("find %s -path '*/rootfs' -prune -o -path '*/upper' -prune -o -path '*/workspace' -prune "
+			      "-o -name '*.tmp.*' -print", f.dir);
+	cr_assert_str_eq(tmp, "", "%s: temp files left: %s", when, tmp);
+	free(tmp);
+	if (!running) {
+		pid_t pid = process_naming(f.dir);
+		cr_assert_eq(pid, 0, "%s: process %ld names the root, with no sandbox running", when, (long)pid);
+	}
+}
+
+/* After gc: ls and inspect answer, m kept its workspace (unless removed), a
+ * new sandbox works, and nothing leaked. */
+static void assert_recovered(const struct scenario *s, const char *when)
+{
+	struct tu_run r = SB("gc");
+	cr_assert_eq(r.status, 0, "%s: gc: %s", when, r.err);
+	tu_run_free(&r);
+	r = SB("ls", "--json");
+	cr_assert_eq(r.status, 0, "%s: ls: %s", when, r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(doc, "%s: ls --json: %s", when, r.out);
+	json_decref(doc);
+	tu_run_free(&r);
+	struct sb_sandbox_info info;
+	int have = sb_sandbox_inspect(&info, f.root, "m", NULL) == 0;
+	if (have) {
+		sb_sandbox_info_clear(&info);
+		sbf_ok(SB("inspect", "m", "--json"), when);
+	}
+	if (s->pre != PRE_NONE && !s->removes) {
+		cr_assert(have, "%s: the permanent sandbox is gone", when);
+		char *keep = tu_sh_out("cat %s/sandboxes/m/workspace/keep", f.dir);
+		cr_assert_str_eq(keep, "kept", "%s: the workspace lost its file (%s)", when, keep);
+		free(keep);
+	}
+	assert_nothing_leaked(when);
+	sbf_ok(SB("create", "probe", "--image", SBF_IMAGE, "--temporary"), when);
+	free(sbf_sh(&f, NULL, "probe", "true", NULL));
+	sbf_ok(SB("rm", "-f", "probe"), when);
+	/* what the strike made besides m (forks, images) goes, so that the next
+	 * starts alike */
+	if (s->made) {
+		/* no half image: if it is listed, a sandbox starts from it */
+		r = SB("image", "inspect", s->made);
+		if (r.status == 0) {
+			sbf_ok(SB("create", "probe", "--image", s->made, "--temporary"), when);
+			free(sbf_sh(&f, NULL, "probe", "true", NULL));
+			sbf_ok(SB("rm", "-f", "probe"), when);
+		}
+		tu_run_free(&r);
+		r = SB("image", "rm", s->made);
+		tu_run_free(&r);
+		sbf_ok(SB("image", "prune"), when);
+	}
+	struct sb_sandbox_info *list;
+	size_t n;
+	cr_assert_eq(sb_sandbox_list(&list, &n, f.root, NULL), 0);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i].rec.name, "m"))
+			sbf_ok(SB("rm", "-f", list[i].rec.name), when);
+	sb_sandbox_list_free(list, n);
+}
+
+/* Exactly one line, from sandbench, and not a raw diagnostic of runsc. */
+static void assert_one_line(const struct tu_run *r, const char *when)
+{
+	const char *nl = strchr(r->err, '\n');
+	cr_assert(!strncmp(r->err, "sandbench: ", 11) && nl && !nl[1], "%s: not one clear line:\n%s", when, r->err);
+}
+
+static void run_matrix(const struct scenario *s)
+{
+	static const char *const modes[] = { "kill", "fail" };
+	long points, reached, survived[2] = { 0, 0 }, missed[2] = { 0, 0 };
+
+	prepare(s->pre);
+	struct tu_run r = strike(s, 0, "kill", &points);
+	cr_assert_eq(r.status, 0, "%s without a fault: %s", s->name, r.err);
+	tu_run_free(&r);
+	assert_recovered(s, s->name);
+	cr_assert_gt(points, 0, "%s reaches no fault point", s->name);
+	for (int m = 0; m < 2; m++) {
+		for (long at = 1; at <= points; at++) {
+			char when[128];
+			snprintf(when, sizeof(when), "%s, %s at point %ld of %ld", s->name, modes[m], at, points);
+			prepare(s->pre);
+			r = strike(s, at, modes[m], &reached);
+			if (reached < at) {
+				/* this time the command took a shorter path (gc with less
+				 * to do): a strike that missed is no strike */
+				cr_assert_eq(r.status, 0, "%s: %s", when, r.err);
+				tu_run_free(&r);
+				missed[m]++;
+				continue;
+			}
+			if (m == 0)
+				cr_assert_eq(r.status, 128 + 9, "%s: not killed (status %d): %s", when, r.status, r.err);
+			else if (r.status != 0)
+				assert_one_line(&r, when);
+			tu_run_free(&r);
+			assert_recovered(s, when);
+			survived[m]++;
+		}
+	}
+	fprintf(stderr, "fault matrix: %-14s %3ld points  kill %ld/%ld  fail %ld/%ld  (not reached: %ld, %ld)\n",
+		s->name, points, survived[0], points - missed[0], survived[1], points - missed[1], missed[0], missed[1]);
+}
+
+static const struct scenario scenarios[] = {
+	{ "create", PRE_NONE, { "create", "m", "--image", SBF_IMAGE, "--permanent" }, 0 },
+	{ "exec", PRE_RUNNING, { "exec", "m", "--", "true" }, 0 },
+	{ "session start", PRE_RUNNING, { "session", "start", "m", "@" }, 0 },
+	{ "stop", PRE_RUNNING, { "stop", "m" }, 0 },
+	{ "restore", PRE_STOPPED, { "restore", "m" }, 0 },
+	{ "rm", PRE_RUNNING, { "rm", "-f", "m" }, 1 },
+	{ "gc", PRE_RUNNING, { "gc" }, 0 },
+	{ "fork", PRE_RUNNING, { "fork", "m", "@" }, 0 },
+	{ "commit", PRE_STOPPED, { "commit", "m", "localhost/fault:commit" }, 0, "localhost/fault:commit" },
+	{ "image import", PRE_NONE, { "image", "import", "@tar", "--name", "localhost/fault:import" }, 0,
+	  "localhost/fault:import" },
+};
+
+Test(faults, create) { run_matrix(&scenarios[0]); }
+Test(faults, exec) { run_matrix(&scenarios[1]); }
+Test(faults, session_start) { run_matrix(&scenarios[2]); }
+Test(faults, stop) { run_matrix(&scenarios[3]); }
+Test(faults, restore) { run_matrix(&scenarios[4]); }
+Test(faults, rm) { run_matrix(&scenarios[5]); }
+Test(faults, gc) { run_matrix(&scenarios[6]); }
+Test(faults, fork) { run_matrix(&scenarios[7]); }
+Test(faults, commit) { run_matrix(&scenarios[8]); }
+Test(faults, image_import)
+{
+	make_image_tar();
+	run_matrix(&scenarios[9]);
+}
