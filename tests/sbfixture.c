@@ -125,3 +125,83 @@ char *sbf_sh(const struct sbf *f, const char *const *env, const char *name, cons
 	tu_run_free(&r);
 	return out;
 }
+
+static int has_line(const char *text, const char *word)
+{
+	for (const char *p = text; (p = strstr(p, word)); p++)
+		if ((p == text || p[-1] == '\n') && (p[strlen(word)] == '\n' || !p[strlen(word)]))
+			return 1;
+	return 0;
+}
+
+/* A process (not this one) whose command line names the root, or 0. */
+static pid_t process_naming(const char *root)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	cr_assert_not_null(d);
+	while (!found && (de = readdir(d))) {
+		pid_t pid = (pid_t)atol(de->d_name);
+		char path[64], *text = NULL;
+		size_t len;
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+		if (sb_fs_read_file(&text, &len, path, 1 << 16, NULL) < 0)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			text[i] = text[i] ? text[i] : ' ';
+		if (strstr(text, root))
+			found = pid;
+		free(text);
+	}
+	closedir(d);
+	return found;
+}
+
+void sbf_assert_reconciled(const struct sbf *f, const char *when)
+{
+	struct sb_sandbox_info *list;
+	size_t n, running = 0;
+	char ids[4096] = "";
+
+	cr_assert_eq(sb_sandbox_list(&list, &n, f->root, NULL), 0);
+	for (size_t i = 0; i < n; i++) {
+		int up = list[i].rec.state == SB_STATE_RUNNING;
+		char *disk = sb_strdupf("%s/sandboxes/%s/rootfs", f->dir, list[i].rec.name);
+		running += up;
+		if (up)
+			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s\n", list[i].rec.id);
+		else
+			cr_assert(!sbf_runsc_has(f, list[i].rec.id) && !sbf_cgroup_exists(list[i].rec.id) &&
+					  !sbf_mounted_below(disk),
+				  "%s: '%s' is %s but its container, cgroup or disk is still there", when,
+				  list[i].rec.name, sb_sandbox_state_name(list[i].rec.state));
+		free(disk);
+	}
+	sb_sandbox_list_free(list, n);
+	/* runsc's containers: only the running sandboxes' */
+	char *listed = tu_sh_out("runsc --root %s/runsc list 2>/dev/null | awk 'NR > 1 { print $1 }'", f->dir);
+	for (char *line = strtok(listed, "\n"); line; line = strtok(NULL, "\n"))
+		cr_assert(has_line(ids, line), "%s: runsc still has container %s", when, line);
+	free(listed);
+	/* sandbox directories: each one a listed sandbox */
+	char *dirs = tu_sh_out("cd %s/sandboxes && for d in *; do [ -d \"$d\" ] && echo \"$d\"; done; true", f->dir);
+	for (char *d = strtok(dirs, "\n"); d; d = strtok(NULL, "\n")) {
+		struct sb_sandbox_info info;
+		cr_assert_eq(sb_sandbox_inspect(&info, f->root, d, NULL), 0, "%s: directory of no sandbox: %s", when, d);
+		sb_sandbox_info_clear(&info);
+	}
+	free(dirs);
+	/* half-written state files (base/fs: PATH.tmp.PID), outside the guests' trees */
+	char *tmp = tu_sh_out("find %s -path '*/rootfs' -prune -o -path '*/upper' -prune -o -path '*/workspace' -prune "
+			      "-o -name '*.tmp.*' -print", f->dir);
+	cr_assert_str_eq(tmp, "", "%s: temp files left: %s", when, tmp);
+	free(tmp);
+	if (!running) {
+		pid_t pid = process_naming(f->dir);
+		cr_assert_eq(pid, 0, "%s: process %ld names the root, with no sandbox running", when, (long)pid);
+	}
+}

@@ -28,6 +28,11 @@ int sbf_mounted_below(const char *path);
 int sbf_runsc_has(const struct sbf *f, const char *id);
 /* 1 when some /sys/fs/cgroup/<controller>/<id> exists. */
 int sbf_cgroup_exists(const char *id);
+/* Asserts that the root is reconciled (when names the moment): every runsc
+ * container, mount and cgroup of the root belongs to a running sandbox, each
+ * sandbox folder to a listed sandbox, no state write left its temp file, and
+ * with no sandbox running no process names the root. */
+void sbf_assert_reconciled(const struct sbf *f, const char *when);
 /* Asserts that a sandbench run succeeded (what names the step), then frees it. */
 void sbf_ok(struct tu_run r, const char *what);
 /* The output (malloc'd) of `sh -c cmd` run by `sandbench exec` in sandbox name
