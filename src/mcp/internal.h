@@ -122,6 +122,10 @@ int mcp_random_hex(char *out, size_t bytes, struct sb_error *err);
 /* listen.c: the listening socket for spec (see sb_mcp_serve_http); url: what clients connect to */
 int mcp_listen(int *fd, char *url, size_t size, int *is_unix, const char *spec, struct sb_error *err);
 
+/* tools_sandbox.c: the allow-list's entry for the resolved host path real:
+ * the folder itself, or (inside) anything below it too; NULL: none */
+const struct sb_mcp_mount *mcp_host_allowed(const struct sb_mcp_server *srv, const char *real, int inside);
+
 /* tools.c: the table, the one place a tool is added */
 const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char *name);
 json_t *mcp_tools_list(const struct sb_mcp_server *srv);
@@ -152,6 +156,10 @@ int mcp_tool_sandbox_diff(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_sandbox_stop(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_sandbox_restore(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_sandbox_remove(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_fork(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_commit(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_image_build(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_image_push(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_image_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_session_start(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_session_send(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);

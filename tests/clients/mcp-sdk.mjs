@@ -19,7 +19,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 const TOOLS = [
   "sandbox_create", "sandbox_list", "sandbox_inspect", "sandbox_exec", "session_start", "session_send",
   "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
-  "sandbox_restore", "sandbox_remove", "image_list",
+  "sandbox_restore", "sandbox_remove", "image_list", "sandbox_fork", "sandbox_commit", "image_build", "image_push",
 ];
 const WAIT_MS = 60000;
 
@@ -153,6 +153,53 @@ async function cancel(client) {
   ok("cancel a long exec: its command ended");
 }
 
+// a tool call that must fail, with what its structured error says
+async function refused(client, tool, args, code, pattern) {
+  const r = await client.callTool({ name: tool, arguments: args });
+  assert.ok(r.isError, `${tool} ${JSON.stringify(args)} was not refused`);
+  assert.equal(r.structuredContent.error, code, `${tool}: ${JSON.stringify(r.structuredContent)}`);
+  if (pattern) assert.match(r.structuredContent.message, pattern);
+}
+
+async function images(client) {
+  const ref = `mcp-sdk-${mode}-${process.pid}:v1`;
+  await call(client, "sandbox_exec", { name, command: ["sh", "-c", "echo committed > /etc/mcp-commit"] });
+  const c = await call(client, "sandbox_commit", { name, ref, message: "from MCP", changes: ["ENV MCP_COMMIT=yes"] });
+  assert.equal(c.reference, `localhost/${ref}`);
+  assert.match(c.digest, /^sha256:[0-9a-f]{64}$/);
+  assert.ok(c.entries > 0, JSON.stringify(c));
+  const child = `${name}-child`;
+  await call(client, "sandbox_create", { name: child, image: c.reference, network: false, kind: "temporary" });
+  const x = await call(client, "sandbox_exec", { name: child, command: ["cat", "/etc/mcp-commit"] });
+  assert.equal(x.stdout, "committed\n");
+  const { images: imgs } = await call(client, "image_list", {});
+  const made = imgs.find((i) => i.digest === c.digest);
+  assert.ok(made, JSON.stringify(imgs));
+  await call(client, "sandbox_remove", { name: child });
+  ok("sandbox_commit, then a sandbox from the new image");
+  const fork = `${name}-fork`;
+  const f = await call(client, "sandbox_fork", { source: name, name: fork });
+  assert.equal(f.name, fork);
+  assert.equal(f.owner, "mcp");
+  assert.equal(f.fork.memory, true, JSON.stringify(f.fork));
+  const y = await call(client, "sandbox_exec", { name: fork, command: ["cat", "/etc/mcp-commit"] });
+  assert.equal(y.stdout, "committed\n");
+  await call(client, "sandbox_remove", { name: fork });
+  const src = await call(client, "sandbox_inspect", { name });
+  assert.equal(src.state, "running");
+  ok("sandbox_fork: the fork has the source's disk, is this server's, the source runs on");
+  await refused(client, "sandbox_commit", { name, ref: "Bad Name!" }, "invalid");
+  await refused(client, "sandbox_commit", { name, ref: "x", changes: ["FROBNICATE x"] }, "invalid");
+  await refused(client, "sandbox_commit", { name, ref: "sandbench/default" }, "unsafe", /sandbench's own/);
+  await refused(client, "sandbox_commit", { name: "no-such-sandbox", ref: "x" }, "not-found");
+  await refused(client, "sandbox_fork", { source: foreign, name: `${name}-f2` }, "state", /not created by this MCP server/);
+  await refused(client, "sandbox_fork", { source: name, name: "bad/name" }, "invalid");
+  await refused(client, "sandbox_fork", { source: "no-such-sandbox", name: `${name}-f3` }, "not-found");
+  await refused(client, "image_build", { ref: "x", context: "/etc" }, "unsafe", /allow-list/);
+  await refused(client, "image_push", { image: "localhost/no-such-image:1", dest: "127.0.0.1:9/x:1" }, "not-found");
+  ok("commit, fork, build and push refusals: bad names, unknown sandbox or image, foreign source, host path");
+}
+
 async function faults(client) {
   const bad = await client.callTool({ name: "sandbox_inspect", arguments: { nam: "x" } });
   assert.ok(bad.isError);
@@ -236,6 +283,7 @@ try {
   await session(client);
   await files(client);
   await cancel(client);
+  await images(client);
   await faults(client);
   await remove(client);
 } catch (e) {

@@ -511,8 +511,12 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	static const char *const ro[] = {
 		INIT(1, "2025-06-18"), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
 		CALL(3, "sandbox_create", "{\"name\":\"ro1\"}"), CALL(4, "sandbox_list", "{}"),
+		CALL(5, "sandbox_commit", "{\"name\":\"foreign\",\"ref\":\"ro\"}"),
+		CALL(6, "sandbox_fork", "{\"source\":\"foreign\",\"name\":\"ro2\"}"),
+		CALL(7, "image_build", "{\"ref\":\"ro\",\"context\":\"/tmp\"}"),
+		CALL(8, "image_push", "{\"image\":\"ro\"}"),
 	};
-	json_t *a = converse("--readonly", ro, sizeof(ro) / sizeof(ro[0]), 4);
+	json_t *a = converse("--readonly", ro, sizeof(ro) / sizeof(ro[0]), 8);
 	json_t *tools = json_object_get(json_object_get(json_object_get(a, "2"), "result"), "tools"), *t;
 	size_t i;
 
@@ -520,7 +524,11 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	json_array_foreach (tools, i, t)
 		cr_assert(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")), "%s",
 			  json_string_value(json_object_get(t, "name")));
-	cr_assert_eq(json_integer_value(json_object_get(json_object_get(json_object_get(a, "3"), "error"), "code")), -32602);
+	/* the write tools, new verbs included, are unknown tools in read-only mode */
+	static const char *const writes[] = { "3", "5", "6", "7", "8" };
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
+		cr_assert_eq(json_integer_value(json_object_get(json_object_get(json_object_get(a, writes[i]), "error"), "code")),
+			     -32602, "call %s", writes[i]);
 	cr_assert_not_null(json_object_get(json_object_get(a, "4"), "result"));
 	json_decref(a);
 
@@ -532,8 +540,27 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 		 SBF_IMAGE, other);
 	snprintf(l3, sizeof(l3), CALL(4, "sandbox_create", "{\"name\":\"m3\",\"image\":\"%s\",\"network\":false,\"mounts\":[{\"host\":\"%s/.\",\"path\":\"/data\"}]}"),
 		 SBF_IMAGE, ok_dir);
-	const char *const lines[] = { INIT(1, "2025-06-18"), l1, l2, l3 };
-	a = converse(opts, lines, 4, 4);
+	/* image_build reads only inside the allow-list: the context and the
+	 * Dockerfile, a link out of it caught too */
+	char l5[9000], l6[9000], l7[9000];
+	cr_assert_eq(tu_sh("cd '%s' && mkdir sub && echo hello > hello && printf 'FROM " SBF_IMAGE "\nCOPY hello /hello\n' > Dockerfile && "
+			   "echo FROM " SBF_IMAGE " > '%s/Dockerfile' && ln -s '%s/Dockerfile' sub/Dockerfile", ok_dir, other, other),
+		     0);
+	snprintf(l5, sizeof(l5), CALL(5, "image_build", "{\"ref\":\"mcp-built:1\",\"context\":\"%s\"}"), ok_dir);
+	snprintf(l6, sizeof(l6), CALL(6, "image_build", "{\"ref\":\"mcp-built:2\",\"context\":\"%s\"}"), other);
+	snprintf(l7, sizeof(l7), CALL(7, "image_build", "{\"ref\":\"mcp-built:3\",\"context\":\"%s/sub\"}"), ok_dir);
+	const char *const lines[] = { INIT(1, "2025-06-18"), l1, l2, l3, l5, l6, l7 };
+	a = converse(opts, lines, 7, 7);
+	json_t *r5 = json_object_get(json_object_get(a, "5"), "result");
+	cr_assert(json_is_false(json_object_get(r5, "isError")), "a build inside the allow-list: %s", json_dumps(r5, 0));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r5, "structuredContent"), "reference")),
+			 "localhost/mcp-built:1");
+	for (i = 6; i <= 7; i++) {
+		char id[2] = { (char)('0' + i), '\0' };
+		json_t *r = json_object_get(json_object_get(a, id), "result");
+		cr_assert(json_is_true(json_object_get(r, "isError")), "call %s: %s", id, json_dumps(r, 0));
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "structuredContent"), "error")), "unsafe");
+	}
 	json_t *r2 = json_object_get(json_object_get(a, "2"), "result"), *r3 = json_object_get(json_object_get(a, "3"), "result"),
 	       *r4 = json_object_get(json_object_get(a, "4"), "result");
 	cr_assert(json_is_true(json_object_get(r2, "isError")), "rw of a folder allowed read-only");
