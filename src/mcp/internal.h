@@ -23,8 +23,10 @@
 #define MCP_PROGRESS_MS 1000
 /* calls running at once (each a worker); one more is refused */
 #define MCP_MAX_CALLS 64
-/* the pollfds of the calls: a result pipe and a log pipe each */
-#define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS)
+/* resource subscriptions of a server, all its clients together */
+#define MCP_MAX_SUBS 64
+/* the pollfds of the calls (a result pipe and a log pipe each) and of the subscriptions */
+#define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS + MCP_MAX_SUBS)
 /* a cancelled worker ends on SIGTERM within this, or is killed */
 #define MCP_CANCEL_GRACE_MS 5000
 
@@ -51,6 +53,9 @@ struct mcp_session {
 	char version[16];                /* negotiated at initialize; "" before */
 	int initialized;                 /* notifications/initialized came */
 	int log_debug;                   /* logging/setLevel debug: calls forward sandbench's log */
+	/* the transport delivers messages of no request (stdio; HTTP has no
+	 * server-initiated stream): resources/subscribe is offered */
+	int notify;
 	mcp_emit_fn emit;
 	void *transport;                 /* the transport's own state */
 	/* the transport's fds a worker must not hold (stdio: the client's pipes,
@@ -114,6 +119,7 @@ struct sb_mcp_server {
 	size_t n_mounts;
 	json_t *schemas;                 /* name -> parsed input schema */
 	struct mcp_call *calls;
+	struct mcp_sub *subs;            /* resource subscriptions (resources.c) */
 };
 
 /* server.c: bytes random bytes as 2 * bytes hex digits (out holds them and a NUL) */
@@ -169,6 +175,20 @@ int mcp_tool_session_kill(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_file_read(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_write(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+
+/* resources.c: timelines and session logs as resources */
+struct mcp_sub;
+json_t *mcp_resources_list(struct sb_mcp_server *srv, struct sb_error *err);
+json_t *mcp_resource_templates(void);
+/* {contents: [...]} of uri, NULL with err */
+json_t *mcp_resource_read(struct sb_mcp_server *srv, const char *uri, struct sb_error *err);
+int mcp_resource_subscribe(struct mcp_session *s, const char *uri, struct sb_error *err);
+/* Ends the subscriptions of s to uri (NULL: all of them: the session went away). */
+void mcp_resource_unsubscribe(struct mcp_session *s, const char *uri);
+/* Fills up to max pollfds with the subscriptions' descriptors; returns how many. */
+int mcp_subs_pollfds(const struct sb_mcp_server *srv, struct pollfd *pfd, int max);
+/* After poll: notifications/resources/updated for what grew. */
+void mcp_subs_service(struct sb_mcp_server *srv);
 
 /* protocol.c: one parsed message from the client of s. Returns 1 when it
  * was a request (a response will be emitted for it with origin), else 0. */

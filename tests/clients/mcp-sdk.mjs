@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const TOOLS = [
   "sandbox_create", "sandbox_list", "sandbox_inspect", "sandbox_exec", "session_start", "session_send",
@@ -95,6 +95,49 @@ async function sandbox(client) {
   ok("logging/setLevel debug: sandbench's log as notifications/message");
 }
 
+// the timeline and the session's log as resources; subscribed to (stdio), they
+// are announced when they grow, and no more after unsubscribing
+async function resources(client, sid) {
+  const caps = client.getServerCapabilities();
+  const tl = `sandbench://sandboxes/${name}/timeline`, log = `sandbench://sandboxes/${name}/sessions/${sid}/log`;
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(),
+                   ["sandbench://sandboxes/{name}/sessions/{session}/log", "sandbench://sandboxes/{name}/timeline"]);
+  const { resources: listed } = await client.listResources();
+  assert.ok(listed.some((r) => r.uri === tl) && listed.some((r) => r.uri === log), JSON.stringify(listed));
+  const t = await client.readResource({ uri: tl });
+  const entries = t.contents[0].text.trim().split("\n").map((l) => JSON.parse(l));
+  assert.ok(entries.some((e) => e.kind === "exec") && entries.some((e) => e.kind === "input"), t.contents[0].text);
+  const l = await client.readResource({ uri: log });
+  assert.equal(l.contents[0].mimeType, "text/plain");
+  assert.match(l.contents[0].text, /# 42$/m);
+  await assert.rejects(client.readResource({ uri: "sandbench://sandboxes/no-such-box/timeline" }), /-32002/);
+  await assert.rejects(client.readResource({ uri: "sandbench://sandboxes/../../etc/timeline" }), /-32602/);
+  await assert.rejects(client.readResource({ uri: "file:///etc/passwd" }), /-32602/);
+  ok("resources: templates, list, read of a timeline and a session log, unknown and bad URIs");
+  if (mode === "http") {
+    assert.equal(caps.resources.subscribe, false, "no server-initiated stream over HTTP: no subscriptions");
+    return;
+  }
+  assert.equal(caps.resources.subscribe, true);
+  const updated = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+  await client.subscribeResource({ uri: log });
+  await client.subscribeResource({ uri: tl });
+  await call(client, "session_send", { name, session: sid, text: "echo resource-update" });
+  await waitFor("updates of the log and the timeline", async () => updated.includes(log) && updated.includes(tl));
+  const l2 = await client.readResource({ uri: log });
+  assert.match(l2.contents[0].text, /# resource-update$/m);
+  await client.unsubscribeResource({ uri: log });
+  await client.unsubscribeResource({ uri: tl });
+  const seen = updated.length;
+  const sent = await call(client, "session_send", { name, session: sid, text: "echo quiet" });
+  await call(client, "session_read", { name, session: sid, since: sent.offset, max_wait: 30 });
+  await client.ping();
+  assert.equal(updated.length, seen, "no updates after unsubscribing");
+  ok("resources/subscribe: updated after a session send; none after unsubscribe");
+}
+
 async function session(client) {
   const s = await call(client, "session_start", { name });
   assert.equal(s.state, "running");
@@ -120,6 +163,7 @@ async function session(client) {
   ac.abort();
   assert.ok(await waiting, "the cancelled read was rejected");
   await client.ping();
+  await resources(client, s.id);
   await call(client, "session_kill", { name, session: s.id });
   ok("session_start, session_send, session_read, progress, a cancelled read, session_kill");
 }
