@@ -81,6 +81,13 @@ struct mcp_call {
 	int killed;                      /* SIGKILL sent after the grace */
 };
 
+/* A worker forked before its call (worker.c): it waits on its request pipe. */
+struct mcp_spare {
+	pid_t pid;                       /* 0: none */
+	int req_fd, res_fd, log_fd;      /* the request's write end, the result's and the log's read ends */
+	int null[2];                     /* the worker_null it was forked with */
+};
+
 enum mcp_tool_flags {
 	MCP_TOOL_READONLY = 1 << 0,      /* lists or reads only: offered in --readonly */
 	MCP_TOOL_WORKER = 1 << 1,        /* may take long: runs in a worker, cancellable */
@@ -119,6 +126,7 @@ struct sb_mcp_server {
 	size_t n_mounts;
 	json_t *schemas;                 /* name -> parsed input schema */
 	struct mcp_call *calls;
+	struct mcp_spare spare;          /* the next call's worker */
 	struct mcp_sub *subs;            /* resource subscriptions (resources.c) */
 };
 
@@ -215,7 +223,9 @@ int mcp_calls_pollfds(const struct sb_mcp_server *srv, struct pollfd *pfd, int m
 void mcp_calls_service(struct sb_mcp_server *srv);
 /* ms until the next progress notification is due; -1: none. */
 int mcp_calls_timeout(const struct sb_mcp_server *srv);
-/* Waits for every call's worker to end (after they were cancelled). */
+/* Ends the spare worker, then waits for every call's worker to end (after they were cancelled). */
 void mcp_calls_wait(struct sb_mcp_server *srv);
+/* Ends the spare worker (it exits without a call). */
+void mcp_spare_end(struct sb_mcp_server *srv);
 
 #endif
