@@ -127,6 +127,8 @@ struct sb_mcp_server {
 	json_t *schemas;                 /* name -> parsed input schema */
 	struct mcp_call *calls;
 	struct mcp_spare spare;          /* the next call's worker */
+	pid_t exiting[MCP_MAX_CALLS];    /* workers that answered, not reaped yet */
+	size_t n_exiting;
 	struct mcp_sub *subs;            /* resource subscriptions (resources.c) */
 };
 

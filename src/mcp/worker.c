@@ -220,16 +220,35 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	return 0;
 }
 
-static void call_free(struct mcp_call *c)
+/* Reaps the workers that answered and have exited since; block: waits for them all. */
+static void reap_exited(struct sb_mcp_server *srv, int block)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < srv->n_exiting; i++) {
+		pid_t pid = srv->exiting[i], got;
+		while ((got = waitpid(pid, NULL, block ? 0 : WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (got == 0)
+			srv->exiting[kept++] = pid;
+		else
+			sb_proc_keep(pid, 0);
+	}
+	srv->n_exiting = kept;
+}
+
+static void call_free(struct sb_mcp_server *srv, struct mcp_call *c)
 {
 	close(c->fd);
 	if (c->log_fd >= 0)
 		close(c->log_fd);
 	sb_buf_clear(&c->log);
-	/* EOF: the worker is exiting */
-	while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	sb_proc_keep(c->pid, 0);
+	/* EOF: the worker is exiting. Not waited for here: its teardown would
+	 * hold up the next request; the loop reaps it (reap_exited). */
+	if (srv->n_exiting == MCP_MAX_CALLS)
+		reap_exited(srv, 1);
+	srv->exiting[srv->n_exiting++] = c->pid;
+	reap_exited(srv, 0);
 	json_decref(c->id);
 	json_decref(c->progress_token);
 	sb_buf_clear(&c->out);
@@ -286,7 +305,7 @@ static void finish(struct sb_mcp_server *srv, struct mcp_call *c)
 			result = mcp_tool_error_result("io", _("The call's worker ended without a result."));
 		c->sess->emit(c->sess, c->origin, mcp_result_msg(c->id, result));
 	}
-	call_free(c);
+	call_free(srv, c);
 }
 
 /* The worker is told to end; its pipe's EOF then frees the call. The
@@ -361,6 +380,7 @@ void mcp_calls_service(struct sb_mcp_server *srv)
 	struct mcp_call *c = srv->calls, *next;
 	char buf[65536];
 
+	reap_exited(srv, 0);
 	for (; c; c = next) {
 		next = c->next;
 		forward_log(c);
@@ -400,4 +420,5 @@ void mcp_calls_wait(struct sb_mcp_server *srv)
 		poll(pfd, (nfds_t)n, mcp_calls_timeout(srv));
 		mcp_calls_service(srv);
 	}
+	reap_exited(srv, 1);
 }
