@@ -27,6 +27,9 @@
 #define MCP_MAX_SUBS 64
 /* the pollfds of the calls (a result pipe and a log pipe each) and of the subscriptions */
 #define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS + MCP_MAX_SUBS)
+/* the spare for the next call is forked once the loop has been idle this
+ * long: a fork right after a dispatch would hold up a short call's answer */
+#define MCP_SPARE_IDLE_MS 1
 /* a cancelled worker ends on SIGTERM within this, or is killed */
 #define MCP_CANCEL_GRACE_MS 5000
 
@@ -127,6 +130,8 @@ struct sb_mcp_server {
 	json_t *schemas;                 /* name -> parsed input schema */
 	struct mcp_call *calls;
 	struct mcp_spare spare;          /* the next call's worker */
+	int spare_wanted;                /* fork one when the loop is idle */
+	int spare_null[2];               /* ... for sessions with these worker_null */
 	pid_t exiting[MCP_MAX_CALLS];    /* workers that answered, not reaped yet */
 	size_t n_exiting;
 	struct mcp_sub *subs;            /* resource subscriptions (resources.c) */
@@ -227,6 +232,8 @@ void mcp_calls_service(struct sb_mcp_server *srv);
 int mcp_calls_timeout(const struct sb_mcp_server *srv);
 /* Ends the spare worker, then waits for every call's worker to end (after they were cancelled). */
 void mcp_calls_wait(struct sb_mcp_server *srv);
+/* The transport's poll timed out (nothing to serve): forks the spare if one is wanted. */
+void mcp_calls_idle(struct sb_mcp_server *srv);
 /* Ends the spare worker (it exits without a call). */
 void mcp_spare_end(struct sb_mcp_server *srv);
 

@@ -67,8 +67,11 @@ static int serve_loop(struct mcp_session *s, int in_fd, volatile int *stop, stru
 		struct pollfd pfd[1 + MCP_MAX_POLLFDS] = { { .fd = in_fd, .events = POLLIN } };
 		int n = 1 + mcp_calls_pollfds(srv, pfd + 1, 2 * MCP_MAX_CALLS);
 		n += mcp_subs_pollfds(srv, pfd + n, MCP_MAX_SUBS);
-		if (poll(pfd, (nfds_t)n, mcp_calls_timeout(srv)) < 0 && errno != EINTR)
+		int ready = poll(pfd, (nfds_t)n, mcp_calls_timeout(srv));
+		if (ready < 0 && errno != EINTR)
 			break;
+		if (ready == 0)
+			mcp_calls_idle(srv);
 		sb_proc_reap_orphans();
 		mcp_calls_service(srv);
 		mcp_subs_service(srv);

@@ -119,8 +119,8 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
-/* Forks the spare for calls of sessions like s (the fds its workers must not hold). */
-static int spare_fork(struct mcp_session *s)
+/* Forks the spare for calls of sessions with these worker_null fds. */
+static int spare_fork(struct sb_mcp_server *srv, const int worker_null[2])
 {
 	int rq[2] = { -1, -1 }, res[2] = { -1, -1 }, lp[2] = { -1, -1 };
 
@@ -137,11 +137,11 @@ static int spare_fork(struct mcp_session *s)
 		close(lp[0]);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		for (int i = 0; i < 2 && null >= 0; i++)
-			if (s->worker_null[i] >= 0)
-				dup2(null, s->worker_null[i]);
+			if (worker_null[i] >= 0)
+				dup2(null, worker_null[i]);
 		if (null >= 0)
 			close(null);
-		worker_main(s->srv, rq[0], res[1], lp[1]);
+		worker_main(srv, rq[0], res[1], lp[1]);
 	}
 	close(rq[0]);
 	close(res[1]);
@@ -153,8 +153,8 @@ static int spare_fork(struct mcp_session *s)
 		return SB_ERR_IO;
 	}
 	sb_proc_keep(pid, 1);
-	s->srv->spare = (struct mcp_spare){ .pid = pid, .req_fd = rq[1], .res_fd = res[0], .log_fd = lp[0],
-				  .null = { s->worker_null[0], s->worker_null[1] } };
+	srv->spare = (struct mcp_spare){ .pid = pid, .req_fd = rq[1], .res_fd = res[0], .log_fd = lp[0],
+					 .null = { worker_null[0], worker_null[1] } };
 	return 0;
 }
 
@@ -191,7 +191,7 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	json_t *req = json_pack("{s:s, s:O, s:b}", "tool", tool->name, "args", args, "log", s->log_debug);
 	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
-	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pid <= 0 && spare_fork(s) < 0)) {
+	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pid <= 0 && spare_fork(srv, s->worker_null) < 0)) {
 		free(text);
 		free(c);
 		return SB_ERR_IO;
@@ -215,9 +215,18 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 		.log_fd = sp.log_fd, .flags = tool->flags, .next_progress = sb_clock_monotonic_ms() + MCP_PROGRESS_MS,
 	};
 	srv->calls = c;
-	/* the next call's worker, forked while this one runs */
-	spare_fork(s);
+	/* the next call's worker, once the loop is idle (mcp_calls_idle) */
+	srv->spare_wanted = 1;
+	memcpy(srv->spare_null, s->worker_null, sizeof(srv->spare_null));
 	return 0;
+}
+
+void mcp_calls_idle(struct sb_mcp_server *srv)
+{
+	/* one try: a fork that fails is tried again by the next call itself */
+	if (srv->spare_wanted && srv->spare.pid <= 0)
+		spare_fork(srv, srv->spare_null);
+	srv->spare_wanted = 0;
 }
 
 /* Reaps the workers that answered and have exited since; block: waits for them all. */
@@ -400,7 +409,7 @@ void mcp_calls_service(struct sb_mcp_server *srv)
 
 int mcp_calls_timeout(const struct sb_mcp_server *srv)
 {
-	long long now = sb_clock_monotonic_ms(), best = -1;
+	long long now = sb_clock_monotonic_ms(), best = srv->spare_wanted ? MCP_SPARE_IDLE_MS : -1;
 
 	for (const struct mcp_call *c = srv->calls; c; c = c->next) {
 		int grace = c->cancelled && (c->flags & MCP_TOOL_INTERRUPTIBLE) && !c->killed;
