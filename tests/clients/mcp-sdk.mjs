@@ -113,6 +113,7 @@ async function resources(client, sid) {
   assert.match(l.contents[0].text, /# 42$/m);
   await assert.rejects(client.readResource({ uri: "sandbench://sandboxes/no-such-box/timeline" }), /-32002/);
   await assert.rejects(client.readResource({ uri: "sandbench://sandboxes/../../etc/timeline" }), /-32602/);
+  await assert.rejects(client.readResource({ uri: `sandbench://sandboxes/${name}/sessions/../log` }), /-32602/);
   await assert.rejects(client.readResource({ uri: "file:///etc/passwd" }), /-32602/);
   ok("resources: templates, list, read of a timeline and a session log, unknown and bad URIs");
   if (mode === "http") {
