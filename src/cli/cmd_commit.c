@@ -10,16 +10,6 @@
 #include "base/units.h"
 #include "sandbox/commit.h"
 
-static json_t *result_json(const struct sb_commit_result *r)
-{
-	return json_pack("{s:s, s:s?, s:s, s:{s:s, s:s, s:s, s:I, s:I}, s:I, s:I, s:I, s:s?, s:b}", "digest",
-			 r->digest, "reference", r->ref, "parent", r->parent, "layer", "digest", r->layer.digest,
-			 "diff_id", r->layer.diff_id, "mediaType", r->layer.media_type ? r->layer.media_type : "",
-			 "size", (json_int_t)r->layer.size, "tar_size", (json_int_t)r->layer.tar_size, "entries",
-			 (json_int_t)r->entries, "whiteouts", (json_int_t)r->whiteouts, "skipped",
-			 (json_int_t)r->skipped, "skipped_first", r->skipped_first, "paused", r->paused);
-}
-
 static void print_result(const struct sb_commit_result *r)
 {
 	char size[32];
@@ -96,7 +86,7 @@ static int commit_run(struct sb_cli *cli, int argc, char **argv)
 		if (sb_sandbox_commit(&res, root, argv[optind], argv[optind + 1], &a.opts, &err) < 0)
 			rc = sb_cli_fail(&err);
 		else if (a.json)
-			rc = sb_cli_print_json(result_json(&res));
+			rc = sb_cli_print_json(sb_commit_result_json(&res));
 		else
 			print_result(&res);
 		sb_commit_result_clear(&res);

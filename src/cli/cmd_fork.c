@@ -27,9 +27,7 @@ static void print_report(const struct sb_fork_report *r, const char *source)
 
 static json_t *report_json(json_t *doc, const struct sb_fork_report *r)
 {
-	return sb_json_set(doc, "fork", json_pack("{s:b, s:b, s:b, s:s, s:I}", "memory", r->memory, "source_checkpointed",
-						  r->source_checkpointed, "source_restored", r->source_restored,
-						  "source_error", r->source_error, "skipped", (json_int_t)r->skipped));
+	return sb_json_set(doc, "fork", sb_fork_report_json(r));
 }
 
 static int fork_run(struct sb_cli *cli, int argc, char **argv)

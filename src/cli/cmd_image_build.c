@@ -89,9 +89,7 @@ static int build_run(struct sb_cli *cli, int argc, char **argv)
 		if (sb_build(&res, root, &a.opts, &err) < 0) {
 			rc = sb_cli_fail(&err);
 		} else if (a.json) {
-			rc = sb_cli_print_json(json_pack("{s:s, s:s, s:I, s:I, s:I}", "reference", res.ref, "digest", res.digest,
-							 "steps", (json_int_t)res.steps, "cached", (json_int_t)res.cached,
-							 "sandboxes", (json_int_t)res.sandboxes));
+			rc = sb_cli_print_json(sb_build_result_json(&res));
 		} else {
 			printf("%s %s\n", res.ref, res.digest);
 		}

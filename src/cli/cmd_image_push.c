@@ -16,10 +16,7 @@ static int print_result(const struct sb_registry_push_result *res, int json)
 	char bytes[32];
 
 	if (json)
-		return sb_cli_print_json(json_pack("{s:s, s:s, s:i, s:i, s:i, s:I}", "reference", res->reference, "digest",
-						   res->digest, "uploaded", (int)res->uploaded, "existing",
-						   (int)res->existing, "mounted", (int)res->mounted, "bytes",
-						   (json_int_t)res->bytes));
+		return sb_cli_print_json(sb_registry_push_result_json(res));
 	sb_units_format_size(bytes, sizeof(bytes), res->bytes, SB_UNITS_TEXT);
 	printf(_("pushed %s (%s): %u blobs uploaded (%s), %u already there, %u mounted\n"), res->reference, res->digest,
 	       res->uploaded, bytes, res->existing, res->mounted);

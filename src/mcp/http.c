@@ -463,8 +463,11 @@ static int serve_loop(struct http *h, int epfd, volatile int *stop)
 		int ms = mcp_calls_timeout(h->srv);
 		if (MHD_get_timeout(h->d, &mhd_ms) == MHD_YES && (ms < 0 || mhd_ms < (MHD_UNSIGNED_LONG_LONG)ms))
 			ms = mhd_ms > 60000 ? 60000 : (int)mhd_ms;
-		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
+		int ready = poll(pfd, (nfds_t)n, ms);
+		if (ready < 0 && errno != EINTR)
 			return -errno;
+		if (ready == 0)
+			mcp_calls_idle(h->srv);
 		sb_proc_reap_orphans();
 		mcp_calls_service(h->srv);
 		MHD_run(h->d);

@@ -23,8 +23,13 @@
 #define MCP_PROGRESS_MS 1000
 /* calls running at once (each a worker); one more is refused */
 #define MCP_MAX_CALLS 64
-/* the pollfds of the calls: a result pipe and a log pipe each */
-#define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS)
+/* resource subscriptions of a server, all its clients together */
+#define MCP_MAX_SUBS 64
+/* the pollfds of the calls (a result pipe and a log pipe each) and of the subscriptions */
+#define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS + MCP_MAX_SUBS)
+/* the spare for the next call is forked once the loop has been idle this
+ * long: a fork right after a dispatch would hold up a short call's answer */
+#define MCP_SPARE_IDLE_MS 1
 /* a cancelled worker ends on SIGTERM within this, or is killed */
 #define MCP_CANCEL_GRACE_MS 5000
 
@@ -51,6 +56,9 @@ struct mcp_session {
 	char version[16];                /* negotiated at initialize; "" before */
 	int initialized;                 /* notifications/initialized came */
 	int log_debug;                   /* logging/setLevel debug: calls forward sandbench's log */
+	/* the transport delivers messages of no request (stdio; HTTP has no
+	 * server-initiated stream): resources/subscribe is offered */
+	int notify;
 	mcp_emit_fn emit;
 	void *transport;                 /* the transport's own state */
 	/* the transport's fds a worker must not hold (stdio: the client's pipes,
@@ -74,6 +82,13 @@ struct mcp_call {
 	unsigned flags;                  /* the tool's */
 	long long cancelled;             /* monotonic ms of the cancel; 0: not cancelled */
 	int killed;                      /* SIGKILL sent after the grace */
+};
+
+/* A worker forked before its call (worker.c): it waits on its request pipe. */
+struct mcp_spare {
+	pid_t pid;                       /* 0: none */
+	int req_fd, res_fd, log_fd;      /* the request's write end, the result's and the log's read ends */
+	int null[2];                     /* the worker_null it was forked with */
 };
 
 enum mcp_tool_flags {
@@ -114,6 +129,12 @@ struct sb_mcp_server {
 	size_t n_mounts;
 	json_t *schemas;                 /* name -> parsed input schema */
 	struct mcp_call *calls;
+	struct mcp_spare spare;          /* the next call's worker */
+	int spare_wanted;                /* fork one when the loop is idle */
+	int spare_null[2];               /* ... for sessions with these worker_null */
+	pid_t exiting[MCP_MAX_CALLS];    /* workers that answered, not reaped yet */
+	size_t n_exiting;
+	struct mcp_sub *subs;            /* resource subscriptions (resources.c) */
 };
 
 /* server.c: bytes random bytes as 2 * bytes hex digits (out holds them and a NUL) */
@@ -121,6 +142,10 @@ int mcp_random_hex(char *out, size_t bytes, struct sb_error *err);
 
 /* listen.c: the listening socket for spec (see sb_mcp_serve_http); url: what clients connect to */
 int mcp_listen(int *fd, char *url, size_t size, int *is_unix, const char *spec, struct sb_error *err);
+
+/* tools_sandbox.c: the allow-list's entry for the resolved host path real:
+ * the folder itself, or (inside) anything below it too; NULL: none */
+const struct sb_mcp_mount *mcp_host_allowed(const struct sb_mcp_server *srv, const char *real, int inside);
 
 /* tools.c: the table, the one place a tool is added */
 const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char *name);
@@ -152,6 +177,10 @@ int mcp_tool_sandbox_diff(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_sandbox_stop(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_sandbox_restore(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_sandbox_remove(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_fork(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_sandbox_commit(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_image_build(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_image_push(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_image_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_session_start(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_session_send(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
@@ -161,6 +190,20 @@ int mcp_tool_session_kill(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_file_read(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_write(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+
+/* resources.c: timelines and session logs as resources */
+struct mcp_sub;
+json_t *mcp_resources_list(struct sb_mcp_server *srv, struct sb_error *err);
+json_t *mcp_resource_templates(void);
+/* {contents: [...]} of uri, NULL with err */
+json_t *mcp_resource_read(struct sb_mcp_server *srv, const char *uri, struct sb_error *err);
+int mcp_resource_subscribe(struct mcp_session *s, const char *uri, struct sb_error *err);
+/* Ends the subscriptions of s to uri (NULL: all of them: the session went away). */
+void mcp_resource_unsubscribe(struct mcp_session *s, const char *uri);
+/* Fills up to max pollfds with the subscriptions' descriptors; returns how many. */
+int mcp_subs_pollfds(const struct sb_mcp_server *srv, struct pollfd *pfd, int max);
+/* After poll: notifications/resources/updated for what grew. */
+void mcp_subs_service(struct sb_mcp_server *srv);
 
 /* protocol.c: one parsed message from the client of s. Returns 1 when it
  * was a request (a response will be emitted for it with origin), else 0. */
@@ -187,7 +230,11 @@ int mcp_calls_pollfds(const struct sb_mcp_server *srv, struct pollfd *pfd, int m
 void mcp_calls_service(struct sb_mcp_server *srv);
 /* ms until the next progress notification is due; -1: none. */
 int mcp_calls_timeout(const struct sb_mcp_server *srv);
-/* Waits for every call's worker to end (after they were cancelled). */
+/* Ends the spare worker, then waits for every call's worker to end (after they were cancelled). */
 void mcp_calls_wait(struct sb_mcp_server *srv);
+/* The transport's poll timed out (nothing to serve): forks the spare if one is wanted. */
+void mcp_calls_idle(struct sb_mcp_server *srv);
+/* Ends the spare worker (it exits without a call). */
+void mcp_spare_end(struct sb_mcp_server *srv);
 
 #endif

@@ -28,11 +28,12 @@ json_t *mcp_result_msg(const json_t *id, json_t *result)
 	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
 }
 
-static json_t *do_initialize(struct mcp_session *s, const json_t *params, int *code)
+static json_t *do_initialize(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
 {
 	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
 	const char *v = versions[0];
 
+	(void)err;
 	if (!asked) {
 		*code = MCP_INVALID_PARAMS;
 		return NULL;
@@ -41,17 +42,20 @@ static json_t *do_initialize(struct mcp_session *s, const json_t *params, int *c
 		if (!strcmp(asked, versions[i]))
 			v = versions[i];
 	snprintf(s->version, sizeof(s->version), "%s", v);
-	return json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", v, "capabilities", "tools",
-			 "listChanged", 0, "logging", "serverInfo", "name", "sandbench", "title", "sandbench", "version",
+	/* subscriptions need messages of no request: over HTTP there is no stream for them */
+	return json_pack("{s:s, s:{s:{s:b}, s:{}, s:{s:b, s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", v,
+			 "capabilities", "tools", "listChanged", 0, "logging", "resources", "subscribe", s->notify,
+			 "listChanged", 0, "serverInfo", "name", "sandbench", "title", "sandbench", "version",
 			 PACKAGE_VERSION, "instructions",
 			 "Each sandbox is a gVisor sandbox from a pinned image. Create one with sandbox_create, run "
 			 "commands with sandbox_exec or a persistent shell with session_start/session_send/"
-			 "session_read, move files with file_read/file_write, and remove it when done.");
+			 "session_read, move files with file_read/file_write, and remove it when done. A sandbox's "
+			 "timeline and a session's output are resources.");
 }
 
-static json_t *do_ping(struct mcp_session *s, const json_t *params, int *code)
+static json_t *do_ping(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
 {
-	(void)s, (void)params, (void)code;
+	(void)s, (void)params, (void)code, (void)err;
 	return json_object();
 }
 
@@ -60,10 +64,11 @@ static const char *const log_levels[] = { "debug", "info", "notice", "warning", 
 
 /* sandbench's own log is diagnostics: the calls of a client that asks for
  * "debug" carry it as notifications/message */
-static json_t *do_set_level(struct mcp_session *s, const json_t *params, int *code)
+static json_t *do_set_level(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
 {
 	const char *level = json_string_value(json_object_get(params, "level"));
 
+	(void)err;
 	for (size_t i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
 		if (!strcmp(level, log_levels[i])) {
 			s->log_debug = i == 0;
@@ -73,10 +78,79 @@ static json_t *do_set_level(struct mcp_session *s, const json_t *params, int *co
 	return NULL;
 }
 
-static json_t *do_tools_list(struct mcp_session *s, const json_t *params, int *code)
+static json_t *do_tools_list(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
 {
-	(void)params, (void)code;
+	(void)params, (void)code, (void)err;
 	return json_pack("{s:o}", "tools", mcp_tools_list(s->srv));
+}
+
+static json_t *do_resources_list(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
+{
+	json_t *list = mcp_resources_list(s->srv, err);
+
+	(void)params, (void)code;
+	return list ? json_pack("{s:o}", "resources", list) : NULL;
+}
+
+static json_t *do_resource_templates(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
+{
+	(void)s, (void)params, (void)code, (void)err;
+	return json_pack("{s:o}", "resourceTemplates", mcp_resource_templates());
+}
+
+/* the spec's code for a resource that is not there */
+#define MCP_RESOURCE_NOT_FOUND (-32002)
+
+static const char *uri_param(const json_t *params, int *code)
+{
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+
+	if (!uri)
+		*code = MCP_INVALID_PARAMS;
+	return uri;
+}
+
+static int resource_code(const struct sb_error *err)
+{
+	return err->code == SB_ERR_NOTFOUND ? MCP_RESOURCE_NOT_FOUND : MCP_INVALID_PARAMS;
+}
+
+static json_t *do_resource_read(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
+{
+	const char *uri = uri_param(params, code);
+	json_t *doc = uri ? mcp_resource_read(s->srv, uri, err) : NULL;
+
+	if (uri && !doc)
+		*code = resource_code(err);
+	return doc;
+}
+
+static json_t *do_subscribe(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
+{
+	const char *uri = uri_param(params, code);
+
+	if (!s->notify) {
+		*code = MCP_METHOD_NOT_FOUND;
+		return NULL;
+	}
+	if (!uri)
+		return NULL;
+	if (mcp_resource_subscribe(s, uri, err) < 0) {
+		*code = resource_code(err);
+		return NULL;
+	}
+	return json_object();
+}
+
+static json_t *do_unsubscribe(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
+{
+	const char *uri = uri_param(params, code);
+
+	(void)err;
+	if (!uri)
+		return NULL;
+	mcp_resource_unsubscribe(s, uri);
+	return json_object();
 }
 
 /* tools/call answers itself: inline, or later from its worker */
@@ -132,12 +206,17 @@ static void on_initialized(struct mcp_session *s, const json_t *params)
 
 static const struct {
 	const char *method;
-	json_t *(*run)(struct mcp_session *s, const json_t *params, int *code);
+	json_t *(*run)(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err);
 } requests[] = {
 	{ "initialize", do_initialize },
 	{ "ping", do_ping },
 	{ "tools/list", do_tools_list },
 	{ "logging/setLevel", do_set_level },
+	{ "resources/list", do_resources_list },
+	{ "resources/templates/list", do_resource_templates },
+	{ "resources/read", do_resource_read },
+	{ "resources/subscribe", do_subscribe },
+	{ "resources/unsubscribe", do_unsubscribe },
 };
 
 static const struct {
@@ -157,10 +236,12 @@ static int handle_request(struct mcp_session *s, void *origin, const json_t *id,
 		if (strcmp(method, requests[i].method))
 			continue;
 		int code = MCP_INTERNAL_ERROR;
-		json_t *result = requests[i].run(s, params, &code);
-		s->emit(s, origin,
-			result ? mcp_result_msg(id, result)
-			       : mcp_error_msg(id, code, code == MCP_INVALID_PARAMS ? "Invalid params" : "Internal error"));
+		struct sb_error err = { 0 };
+		json_t *result = requests[i].run(s, params, &code, &err);
+		const char *msg = err.msg[0] ? err.msg
+				  : code == MCP_INVALID_PARAMS ? "Invalid params"
+				  : code == MCP_METHOD_NOT_FOUND ? "Method not found" : "Internal error";
+		s->emit(s, origin, result ? mcp_result_msg(id, result) : mcp_error_msg(id, code, msg));
 		return 1;
 	}
 	s->emit(s, origin, mcp_error_msg(id, MCP_METHOD_NOT_FOUND, "Method not found"));

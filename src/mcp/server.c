@@ -88,6 +88,7 @@ void sb_mcp_server_free(struct sb_mcp_server *srv)
 {
 	if (!srv)
 		return;
+	mcp_spare_end(srv);
 	for (size_t i = 0; i < srv->n_mounts; i++)
 		free((char *)srv->mounts[i].host);
 	free(srv->mounts);

@@ -65,11 +65,16 @@ static int serve_loop(struct mcp_session *s, int in_fd, volatile int *stop, stru
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	while (!eof && !t->broken && !(stop && *stop)) {
 		struct pollfd pfd[1 + MCP_MAX_POLLFDS] = { { .fd = in_fd, .events = POLLIN } };
-		int n = 1 + mcp_calls_pollfds(srv, pfd + 1, MCP_MAX_POLLFDS);
-		if (poll(pfd, (nfds_t)n, mcp_calls_timeout(srv)) < 0 && errno != EINTR)
+		int n = 1 + mcp_calls_pollfds(srv, pfd + 1, 2 * MCP_MAX_CALLS);
+		n += mcp_subs_pollfds(srv, pfd + n, MCP_MAX_SUBS);
+		int ready = poll(pfd, (nfds_t)n, mcp_calls_timeout(srv));
+		if (ready < 0 && errno != EINTR)
 			break;
+		if (ready == 0)
+			mcp_calls_idle(srv);
 		sb_proc_reap_orphans();
 		mcp_calls_service(srv);
+		mcp_subs_service(srv);
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		if (len == cap && cap < LINE_MAX_BYTES) {
@@ -102,11 +107,12 @@ static int serve_loop(struct mcp_session *s, int in_fd, volatile int *stop, stru
 int sb_mcp_serve_stdio(struct sb_mcp_server *srv, int in_fd, int out_fd, volatile int *stop, struct sb_error *err)
 {
 	struct stdio_transport t = { .out_fd = out_fd };
-	struct mcp_session s = { .srv = srv, .emit = emit, .transport = &t, .worker_null = { in_fd, out_fd } };
+	struct mcp_session s = { .srv = srv, .emit = emit, .transport = &t, .worker_null = { in_fd, out_fd }, .notify = 1 };
 	int rc = serve_loop(&s, in_fd, stop, err);
 
 	/* the client is gone: its calls end with it */
 	mcp_calls_drop(&s);
+	mcp_resource_unsubscribe(&s, NULL);
 	mcp_calls_wait(srv);
 	return rc;
 }

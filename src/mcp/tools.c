@@ -8,6 +8,9 @@
 
 /* Schema fragments the tools share. */
 #define NAME_PROP "\"name\": {\"type\": \"string\", \"description\": \"The sandbox's name.\"}"
+#define REF_PROP \
+	"\"ref\": {\"type\": \"string\", \"description\": \"The new image's name (without a registry: under " \
+	"localhost/).\"}"
 #define SESSION_PROPS \
 	NAME_PROP ", \"session\": {\"type\": \"string\", \"description\": \"The session's id (session_start returns it).\"}"
 #define OBJECT(props, required) \
@@ -96,6 +99,41 @@ static const struct mcp_tool tools[] = {
 	{ "sandbox_remove",
 	  "Remove a sandbox this server created, with everything of it (its workspace included).",
 	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_remove, MCP_TOOL_WORKER | MCP_TOOL_DESTRUCTIVE },
+	{ "sandbox_fork",
+	  "Make a new sandbox from a copy of one this server created: its disk and, when it runs, its memory and "
+	  "processes (a running source is checkpointed and restored, which ends its sessions).",
+	  OBJECT("\"source\": {\"type\": \"string\", \"description\": \"The sandbox to copy.\"}, " NAME_PROP
+		 ", \"kind\": {\"type\": \"string\", \"enum\": [\"temporary\", \"permanent\"], \"description\": "
+		 "\"Default: the source's.\"}",
+		 "\"source\", \"name\""),
+	  mcp_tool_sandbox_fork, MCP_TOOL_WORKER },
+	{ "sandbox_commit",
+	  "Save a sandbox's disk as a new image on top of its own (a running sandbox is paused while it is read). "
+	  "sandbox_create can then start sandboxes from it.",
+	  OBJECT(NAME_PROP ", " REF_PROP ", \"message\": {\"type\": \"string\", \"description\": \"The history "
+			   "entry's comment.\"}, \"changes\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, "
+			   "\"description\": \"Config changes: 'ENV K=V', 'WORKDIR /d', 'CMD ...', 'USER u[:g]', 'LABEL "
+			   "K=V'.\"}, \"include_workspace\": {\"type\": \"boolean\"}, "
+			   "\"compression\": {\"type\": \"string\", \"enum\": [\"gzip\", \"zstd\"]}",
+		 "\"name\", \"ref\""),
+	  mcp_tool_sandbox_commit, MCP_TOOL_WORKER },
+	{ "image_build",
+	  "Build an image from a Dockerfile, each RUN in a disposable sandbox. The context (and the Dockerfile) "
+	  "are host paths inside a folder of the operator's mount allow-list.",
+	  OBJECT(REF_PROP ", \"context\": {\"type\": \"string\", \"description\": \"The host directory COPY "
+			  "reads from.\"}, \"dockerfile\": {\"type\": \"string\", \"description\": \"Default: "
+			  "CONTEXT/Dockerfile.\"}, \"network\": {\"type\": \"boolean\", \"description\": \"Network for "
+			  "every RUN (default off).\"}, \"build_args\": {\"type\": \"array\", \"items\": {\"type\": "
+			  "\"string\"}, \"description\": \"K=V values for ARG.\"}, \"no_cache\": {\"type\": \"boolean\"}",
+		 "\"ref\", \"context\""),
+	  mcp_tool_image_build, MCP_TOOL_WORKER },
+	{ "image_push",
+	  "Upload an installed image to a registry over HTTPS, with the credentials the operator stored for it.",
+	  OBJECT("\"image\": {\"type\": \"string\", \"description\": \"An installed image (reference or "
+		 "digest).\"}, \"dest\": {\"type\": \"string\", \"description\": \"registry/name[:tag]; default: "
+		 "the image's own name.\"}",
+		 "\"image\""),
+	  mcp_tool_image_push, MCP_TOOL_WORKER },
 	{ "image_list", "List the images sandboxes can be created from.", OBJECT("", ""), mcp_tool_image_list,
 	  MCP_TOOL_READONLY },
 };

@@ -20,26 +20,36 @@
 #define EXEC_TIMEOUT_S 600
 #define EXEC_CAPTURE (1u << 20)
 
+const struct sb_mcp_mount *mcp_host_allowed(const struct sb_mcp_server *srv, const char *real, int inside)
+{
+	for (size_t i = 0; i < srv->n_mounts; i++) {
+		const char *h = srv->mounts[i].host;
+		size_t n = strlen(h);
+		if (!strcmp(real, h))
+			return &srv->mounts[i];
+		/* below it, at a path boundary ("/" itself allowed: everything is below) */
+		if (inside && !strncmp(real, h, n) && (real[n] == '/' || (n == 1 && h[0] == '/')))
+			return &srv->mounts[i];
+	}
+	return NULL;
+}
+
 /* A mount the client asks for, allowed when its host folder is one of the
  * operator's (the same folder once resolved) and the mode no more than given. */
 static int allowed_mount(struct sb_sandbox_mount *out, const struct sb_mcp_server *srv, const json_t *m,
 			 struct sb_error *err)
 {
 	const char *host = mcp_arg_str(m, "host", ""), *mode = mcp_arg_str(m, "mode", "ro");
+	const struct sb_mcp_mount *allowed;
 	char real[PATH_MAX];
 
-	if (!realpath(host, real))
+	if (!realpath(host, real) || !(allowed = mcp_host_allowed(srv, real, 0)))
 		return sb_error_set(err, SB_ERR_UNSAFE, _("The host folder '%s' is not on this server's mount allow-list."), host);
-	for (size_t i = 0; i < srv->n_mounts; i++) {
-		if (strcmp(real, srv->mounts[i].host))
-			continue;
-		if (!strcmp(mode, "rw") && srv->mounts[i].mode != SB_MOUNT_RW)
-			return sb_error_set(err, SB_ERR_UNSAFE, _("The host folder '%s' may be mounted read-only only."), host);
-		*out = (struct sb_sandbox_mount){ .host = (char *)srv->mounts[i].host, .path = (char *)mcp_arg_str(m, "path", ""),
-						  .mode = strcmp(mode, "rw") ? SB_MOUNT_RO : SB_MOUNT_RW };
-		return 0;
-	}
-	return sb_error_set(err, SB_ERR_UNSAFE, _("The host folder '%s' is not on this server's mount allow-list."), host);
+	if (!strcmp(mode, "rw") && allowed->mode != SB_MOUNT_RW)
+		return sb_error_set(err, SB_ERR_UNSAFE, _("The host folder '%s' may be mounted read-only only."), host);
+	*out = (struct sb_sandbox_mount){ .host = (char *)allowed->host, .path = (char *)mcp_arg_str(m, "path", ""),
+					  .mode = strcmp(mode, "rw") ? SB_MOUNT_RO : SB_MOUNT_RW };
+	return 0;
 }
 
 int mcp_tool_sandbox_create(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
@@ -197,9 +207,10 @@ static const char *label_of(const struct sb_record *rec, const char *key)
 	return NULL;
 }
 
-int mcp_tool_sandbox_remove(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
+/* Whether this server instance created sandbox name (its owner and instance
+ * label), or the operator lifted the rule (--allow-remove-any). */
+static int may_alter(const struct mcp_ctx *ctx, const char *name, struct sb_error *err)
 {
-	const char *name = mcp_arg_str(args, "name", "");
 	struct sb_sandbox_info info;
 	int rc;
 
@@ -208,12 +219,43 @@ int mcp_tool_sandbox_remove(json_t **result, const struct mcp_ctx *ctx, const js
 	const char *inst = label_of(&info.rec, MCP_INSTANCE_LABEL);
 	int ours = !strcmp(info.rec.owner, ctx->srv->owner) && inst && !strcmp(inst, ctx->srv->instance);
 	sb_sandbox_info_clear(&info);
-	if (!ours && !ctx->srv->allow_remove_any)
-		return sb_error_set(err, SB_ERR_STATE,
-				    _("The sandbox '%s' was not created by this MCP server: it is not removed."), name);
+	return ours || ctx->srv->allow_remove_any;
+}
+
+int mcp_tool_sandbox_remove(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
+{
+	const char *name = mcp_arg_str(args, "name", "");
+	int rc;
+
+	if ((rc = may_alter(ctx, name, err)) <= 0)
+		return rc < 0 ? rc
+			      : sb_error_set(err, SB_ERR_STATE,
+					     _("The sandbox '%s' was not created by this MCP server: it is not removed."), name);
 	if ((rc = sb_sandbox_remove(ctx->root, name, 0, err)) < 0)
 		return rc;
 	*result = json_pack("{s:s, s:b}", "name", name, "removed", 1);
+	return 0;
+}
+
+/* A running source is checkpointed and restored (its sessions end): that
+ * alters it, so the rule of sandbox_remove applies. The fork inherits the
+ * source's owner and labels: it is this instance's too. */
+int mcp_tool_sandbox_fork(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
+{
+	const char *source = mcp_arg_str(args, "source", ""), *kind = mcp_arg_str(args, "kind", NULL);
+	struct sb_sandbox_info info;
+	struct sb_fork_report rep;
+	int rc;
+
+	if ((rc = may_alter(ctx, source, err)) <= 0)
+		return rc < 0 ? rc
+			      : sb_error_set(err, SB_ERR_STATE,
+					     _("The sandbox '%s' was not created by this MCP server: it is not forked."), source);
+	if ((rc = sb_sandbox_fork(&info, &rep, ctx->root, source, mcp_arg_str(args, "name", ""),
+				  kind ? sb_sandbox_kind_parse(kind) : SB_KIND_DEFAULT, err)) < 0)
+		return rc;
+	*result = sb_json_set(sb_sandbox_info_json(&info), "fork", sb_fork_report_json(&rep));
+	sb_sandbox_info_clear(&info);
 	return 0;
 }
 

@@ -1,10 +1,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +23,16 @@
  * and cancellations meanwhile. What a cancel does depends on the tool
  * (MCP_TOOL_INTERRUPTIBLE in internal.h): an exec's worker gets SIGTERM,
  * which interrupts the library's running program (sb_proc_interrupt), and its
- * command is killed inside the sandbox too. */
+ * command is killed inside the sandbox too.
+ *
+ * The worker is forked before the call comes (the spare): a call writes its
+ * tool and arguments down the spare's request pipe and a new spare is forked
+ * after, off the call's path. A worker still serves one call only, so a
+ * crash or a cancel costs that call alone. */
+
+/* the request a spare reads, {"tool": NAME, "args": {...}, "log": BOOL}: more
+ * than any message a transport takes (a stdio line: 4 MiB) */
+#define REQUEST_MAX MCP_RESULT_MAX
 
 static void on_term(int sig)
 {
@@ -29,95 +40,224 @@ static void on_term(int sig)
 	sb_proc_interrupt(1);
 }
 
-static void worker_main(struct sb_mcp_server *srv, int fd, int log_fd, const struct mcp_tool *tool, const json_t *args)
+/* A worker holds none of the server's sockets (HTTP connections, the
+ * subscriptions' holder connections): their ends close when the server
+ * closes them, however long a spare waits. */
+static void close_sockets(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	struct stat st;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		if (fd > 2 && fd != dirfd(d) && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+			close(fd);
+	}
+	closedir(d);
+}
+
+static json_t *read_request(int fd)
+{
+	struct sb_buf in = { 0 };
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || in.len + (size_t)n > REQUEST_MAX || sb_buf_add(&in, buf, (size_t)n) < 0)
+			break;
+	}
+	json_t *req = n == 0 && in.len ? json_loadb(in.data, in.len, 0, NULL) : NULL;
+	sb_buf_clear(&in);
+	close(fd);
+	return req;
+}
+
+/* The spare's life: waits for its one call (none: the server ended), runs it,
+ * writes the result and closes the pipe before exiting, so that the server
+ * has its answer without waiting for the exit. */
+static void worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_fd)
 {
 	struct sigaction sa = { .sa_handler = on_term };
-	FILE *log = log_fd >= 0 ? fdopen(log_fd, "w") : NULL;
-
-	/* line by line: each line becomes a notification as it comes */
-	if (log) {
-		setvbuf(log, NULL, _IOLBF, 0);
-		sb_log_set(log);
-	}
 
 	/* no SA_RESTART: the library's waits see EINTR and the flag */
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	close_sockets();
 	/* runsc's orphans of this call are reaped here, not left to the server */
 	sb_sandbox_process_init(NULL);
-	json_t *result = mcp_tool_call(srv, tool, args);
+	json_t *req = read_request(req_fd);
+	const struct mcp_tool *tool = mcp_tool_find(srv, mcp_arg_str(req, "tool", ""));
+	if (!tool)
+		_exit(0);
+	FILE *log = json_is_true(json_object_get(req, "log")) ? fdopen(log_fd, "w") : NULL;
+	/* line by line: each line becomes a notification as it comes */
+	if (log) {
+		setvbuf(log, NULL, _IOLBF, 0);
+		sb_log_set(log);
+	} else {
+		close(log_fd);
+	}
+	json_t *result = mcp_tool_call(srv, tool, json_object_get(req, "args"));
 	char *text = result ? json_dumps(result, JSON_COMPACT) : NULL;
 	if (text)
 		sb_fs_write_all(fd, text, strlen(text));
+	close(fd);
+	if (log)
+		fclose(log);
 	_exit(text ? 0 : 1);
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+}
+
+/* Forks the spare for calls of sessions with these worker_null fds. */
+static int spare_fork(struct sb_mcp_server *srv, const int worker_null[2])
+{
+	int rq[2] = { -1, -1 }, res[2] = { -1, -1 }, lp[2] = { -1, -1 };
+
+	if (pipe2(rq, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(lp, O_CLOEXEC) < 0) {
+		close_pair(rq);
+		close_pair(res);
+		close_pair(lp);
+		return SB_ERR_IO;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(rq[1]);
+		close(res[0]);
+		close(lp[0]);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int i = 0; i < 2 && null >= 0; i++)
+			if (worker_null[i] >= 0)
+				dup2(null, worker_null[i]);
+		if (null >= 0)
+			close(null);
+		worker_main(srv, rq[0], res[1], lp[1]);
+	}
+	close(rq[0]);
+	close(res[1]);
+	close(lp[1]);
+	if (pid < 0) {
+		close(rq[1]);
+		close(res[0]);
+		close(lp[0]);
+		return SB_ERR_IO;
+	}
+	sb_proc_keep(pid, 1);
+	srv->spare = (struct mcp_spare){ .pid = pid, .req_fd = rq[1], .res_fd = res[0], .log_fd = lp[0],
+					 .null = { worker_null[0], worker_null[1] } };
+	return 0;
+}
+
+void mcp_spare_end(struct sb_mcp_server *srv)
+{
+	struct mcp_spare *sp = &srv->spare;
+
+	if (sp->pid <= 0)
+		return;
+	/* the request pipe's end without a request: the spare exits */
+	close(sp->req_fd);
+	close(sp->res_fd);
+	close(sp->log_fd);
+	while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	sb_proc_keep(sp->pid, 0);
+	sp->pid = 0;
 }
 
 int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const json_t *progress_token,
 		   const struct mcp_tool *tool, const json_t *args)
 {
+	struct sb_mcp_server *srv = s->srv;
 	struct mcp_call *c;
-	int p[2], n = 0;
+	int n = 0;
 
-	for (c = s->srv->calls; c; c = c->next)
+	for (c = srv->calls; c; c = c->next)
 		n++;
 	if (n >= MCP_MAX_CALLS)
 		return SB_ERR_LIMIT;
-	int lp[2] = { -1, -1 };
-	if (!(c = calloc(1, sizeof(*c))) || pipe2(p, O_CLOEXEC) < 0) {
+	/* a spare made for another transport's fds is not this session's */
+	if (srv->spare.pid > 0 && (srv->spare.null[0] != s->worker_null[0] || srv->spare.null[1] != s->worker_null[1]))
+		mcp_spare_end(srv);
+	json_t *req = json_pack("{s:s, s:O, s:b}", "tool", tool->name, "args", args, "log", s->log_debug);
+	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pid <= 0 && spare_fork(srv, s->worker_null) < 0)) {
+		free(text);
 		free(c);
 		return SB_ERR_IO;
 	}
-	if (s->log_debug && pipe2(lp, O_CLOEXEC) < 0)
-		lp[0] = lp[1] = -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		if (lp[0] >= 0) {
-			close(lp[0]);
-			close(lp[1]);
-		}
-		free(c);
-		return SB_ERR_IO;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		if (lp[0] >= 0)
-			close(lp[0]);
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int i = 0; i < 2 && null >= 0; i++)
-			if (s->worker_null[i] >= 0)
-				dup2(null, s->worker_null[i]);
-		if (null >= 0)
-			close(null);
-		worker_main(s->srv, p[1], lp[1], tool, args);
-	}
-	sb_proc_keep(pid, 1);
-	close(p[1]);
-	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	if (lp[0] >= 0) {
-		close(lp[1]);
-		fcntl(lp[0], F_SETFL, O_NONBLOCK);
+	struct mcp_spare sp = srv->spare;
+	srv->spare.pid = 0;
+	/* a spare that died before its call: the result pipe's end says so ("no result") */
+	sb_fs_write_all(sp.req_fd, text, strlen(text));
+	free(text);
+	close(sp.req_fd);
+	fcntl(sp.res_fd, F_SETFL, O_NONBLOCK);
+	if (!s->log_debug) {
+		close(sp.log_fd);
+		sp.log_fd = -1;
+	} else {
+		fcntl(sp.log_fd, F_SETFL, O_NONBLOCK);
 	}
 	*c = (struct mcp_call){
-		.next = s->srv->calls, .sess = s, .origin = origin, .id = json_deep_copy(id),
-		.progress_token = progress_token ? json_deep_copy(progress_token) : NULL, .pid = pid, .fd = p[0],
-		.log_fd = lp[0], .flags = tool->flags, .next_progress = sb_clock_monotonic_ms() + MCP_PROGRESS_MS,
+		.next = srv->calls, .sess = s, .origin = origin, .id = json_deep_copy(id),
+		.progress_token = progress_token ? json_deep_copy(progress_token) : NULL, .pid = sp.pid, .fd = sp.res_fd,
+		.log_fd = sp.log_fd, .flags = tool->flags, .next_progress = sb_clock_monotonic_ms() + MCP_PROGRESS_MS,
 	};
-	s->srv->calls = c;
+	srv->calls = c;
+	/* the next call's worker, once the loop is idle (mcp_calls_idle) */
+	srv->spare_wanted = 1;
+	memcpy(srv->spare_null, s->worker_null, sizeof(srv->spare_null));
 	return 0;
 }
 
-static void call_free(struct mcp_call *c)
+void mcp_calls_idle(struct sb_mcp_server *srv)
+{
+	/* one try: a fork that fails is tried again by the next call itself */
+	if (srv->spare_wanted && srv->spare.pid <= 0)
+		spare_fork(srv, srv->spare_null);
+	srv->spare_wanted = 0;
+}
+
+/* Reaps the workers that answered and have exited since; block: waits for them all. */
+static void reap_exited(struct sb_mcp_server *srv, int block)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < srv->n_exiting; i++) {
+		pid_t pid = srv->exiting[i], got;
+		while ((got = waitpid(pid, NULL, block ? 0 : WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (got == 0)
+			srv->exiting[kept++] = pid;
+		else
+			sb_proc_keep(pid, 0);
+	}
+	srv->n_exiting = kept;
+}
+
+static void call_free(struct sb_mcp_server *srv, struct mcp_call *c)
 {
 	close(c->fd);
 	if (c->log_fd >= 0)
 		close(c->log_fd);
 	sb_buf_clear(&c->log);
-	/* EOF: the worker is exiting */
-	while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	sb_proc_keep(c->pid, 0);
+	/* EOF: the worker is exiting. Not waited for here: its teardown would
+	 * hold up the next request; the loop reaps it (reap_exited). */
+	if (srv->n_exiting == MCP_MAX_CALLS)
+		reap_exited(srv, 1);
+	srv->exiting[srv->n_exiting++] = c->pid;
+	reap_exited(srv, 0);
 	json_decref(c->id);
 	json_decref(c->progress_token);
 	sb_buf_clear(&c->out);
@@ -174,7 +314,7 @@ static void finish(struct sb_mcp_server *srv, struct mcp_call *c)
 			result = mcp_tool_error_result("io", _("The call's worker ended without a result."));
 		c->sess->emit(c->sess, c->origin, mcp_result_msg(c->id, result));
 	}
-	call_free(c);
+	call_free(srv, c);
 }
 
 /* The worker is told to end; its pipe's EOF then frees the call. The
@@ -249,6 +389,7 @@ void mcp_calls_service(struct sb_mcp_server *srv)
 	struct mcp_call *c = srv->calls, *next;
 	char buf[65536];
 
+	reap_exited(srv, 0);
 	for (; c; c = next) {
 		next = c->next;
 		forward_log(c);
@@ -268,7 +409,7 @@ void mcp_calls_service(struct sb_mcp_server *srv)
 
 int mcp_calls_timeout(const struct sb_mcp_server *srv)
 {
-	long long now = sb_clock_monotonic_ms(), best = -1;
+	long long now = sb_clock_monotonic_ms(), best = srv->spare_wanted ? MCP_SPARE_IDLE_MS : -1;
 
 	for (const struct mcp_call *c = srv->calls; c; c = c->next) {
 		int grace = c->cancelled && (c->flags & MCP_TOOL_INTERRUPTIBLE) && !c->killed;
@@ -281,10 +422,12 @@ int mcp_calls_timeout(const struct sb_mcp_server *srv)
 
 void mcp_calls_wait(struct sb_mcp_server *srv)
 {
+	mcp_spare_end(srv);
 	while (srv->calls) {
 		struct pollfd pfd[MCP_MAX_POLLFDS];
 		int n = mcp_calls_pollfds(srv, pfd, MCP_MAX_POLLFDS);
 		poll(pfd, (nfds_t)n, mcp_calls_timeout(srv));
 		mcp_calls_service(srv);
 	}
+	reap_exited(srv, 1);
 }

@@ -441,3 +441,10 @@ void sb_registry_push_result_clear(struct sb_registry_push_result *r)
 	free(r->reference);
 	memset(r, 0, sizeof(*r));
 }
+
+json_t *sb_registry_push_result_json(const struct sb_registry_push_result *r)
+{
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I}", "reference", r->reference, "digest", r->digest, "uploaded",
+			 (int)r->uploaded, "existing", (int)r->existing, "mounted", (int)r->mounted, "bytes",
+			 (json_int_t)r->bytes);
+}

@@ -4,6 +4,8 @@
 #ifndef SB_REGISTRY_H
 #define SB_REGISTRY_H
 
+#include <jansson.h>
+
 #include "base/digest.h"
 #include "base/error.h"
 #include "base/progress.h"
@@ -56,5 +58,7 @@ struct sb_registry_push_result {
 int sb_registry_push(struct sb_registry_push_result *out, struct sb_root *root, const char *image, const char *dest,
 		     const struct sb_registry_opts *opts, struct sb_error *err);
 void sb_registry_push_result_clear(struct sb_registry_push_result *r);
+/* The result as `sandbench image push --json` prints it. */
+json_t *sb_registry_push_result_json(const struct sb_registry_push_result *r);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef SB_SANDBOX_BUILD_H
 #define SB_SANDBOX_BUILD_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "base/digest.h"
@@ -46,5 +47,7 @@ struct sb_build_result {
  * (SB_ERR_STATE, exit_code set) leaves no sandbox and names nothing. */
 int sb_build(struct sb_build_result *out, struct sb_root *root, const struct sb_build_opts *o, struct sb_error *err);
 void sb_build_result_clear(struct sb_build_result *r);
+/* The result as `sandbench image build --json` prints it (src/sandbox/json.c). */
+json_t *sb_build_result_json(const struct sb_build_result *r);
 
 #endif

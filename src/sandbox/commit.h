@@ -3,6 +3,7 @@
 #ifndef SB_SANDBOX_COMMIT_H
 #define SB_SANDBOX_COMMIT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "base/digest.h"
@@ -55,5 +56,7 @@ struct sb_commit_result {
 int sb_sandbox_commit(struct sb_commit_result *out, struct sb_root *root, const char *name, const char *ref,
 		      const struct sb_commit_opts *opts, struct sb_error *err);
 void sb_commit_result_clear(struct sb_commit_result *r);
+/* The result as `sandbench commit --json` prints it (src/sandbox/json.c). */
+json_t *sb_commit_result_json(const struct sb_commit_result *r);
 
 #endif

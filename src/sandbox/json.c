@@ -1,10 +1,12 @@
 #include "config.h"
 
 #include "base/jsonfile.h"
+#include "sandbox/build.h"
+#include "sandbox/commit.h"
 #include "sandbox/files.h"
 #include "sandbox/sandbox.h"
 
-/* The JSON forms of sandboxes, diffs and copies: the CLI's --json and the MCP
+/* The JSON forms of sandboxes, forks, commits, builds, diffs and copies: the CLI's --json and the MCP
  * server's results are the same documents. */
 
 json_t *sb_sandbox_info_json(const struct sb_sandbox_info *info)
@@ -51,4 +53,27 @@ json_t *sb_copy_result_json(const struct sb_copy_result *r)
 			 r->route == SB_COPY_GUEST ? "guest" : "host", "bytes", (json_int_t)r->bytes, "files",
 			 (json_int_t)r->files, "dirs", (json_int_t)r->dirs, "links", (json_int_t)r->links, "skipped",
 			 (json_int_t)r->skipped, "skipped_first", r->skipped_first, "memory_discarded", r->memory_discarded);
+}
+
+json_t *sb_fork_report_json(const struct sb_fork_report *r)
+{
+	return json_pack("{s:b, s:b, s:b, s:s, s:I}", "memory", r->memory, "source_checkpointed", r->source_checkpointed,
+			 "source_restored", r->source_restored, "source_error", r->source_error, "skipped",
+			 (json_int_t)r->skipped);
+}
+
+json_t *sb_commit_result_json(const struct sb_commit_result *r)
+{
+	return json_pack("{s:s, s:s?, s:s, s:{s:s, s:s, s:s, s:I, s:I}, s:I, s:I, s:I, s:s?, s:b}", "digest",
+			 r->digest, "reference", r->ref, "parent", r->parent, "layer", "digest", r->layer.digest,
+			 "diff_id", r->layer.diff_id, "mediaType", r->layer.media_type ? r->layer.media_type : "",
+			 "size", (json_int_t)r->layer.size, "tar_size", (json_int_t)r->layer.tar_size, "entries",
+			 (json_int_t)r->entries, "whiteouts", (json_int_t)r->whiteouts, "skipped",
+			 (json_int_t)r->skipped, "skipped_first", r->skipped_first, "paused", r->paused);
+}
+
+json_t *sb_build_result_json(const struct sb_build_result *r)
+{
+	return json_pack("{s:s, s:s, s:I, s:I, s:I}", "reference", r->ref, "digest", r->digest, "steps",
+			 (json_int_t)r->steps, "cached", (json_int_t)r->cached, "sandboxes", (json_int_t)r->sandboxes);
 }

@@ -182,6 +182,8 @@ void sb_sandbox_info_clear(struct sb_sandbox_info *info);
 /* The JSON form of a sandbox (the record plus activity, expiry, workspace):
  * the CLI's ls, inspect, create and the MCP server's results. New reference. */
 json_t *sb_sandbox_info_json(const struct sb_sandbox_info *info);
+/* What a fork did, as the CLI's --json shows it under "fork". */
+json_t *sb_fork_report_json(const struct sb_fork_report *r);
 int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const char *name, struct sb_error *err);
 
 /* Expiry of idle temporary sandboxes. */

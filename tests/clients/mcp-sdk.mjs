@@ -14,12 +14,12 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const TOOLS = [
   "sandbox_create", "sandbox_list", "sandbox_inspect", "sandbox_exec", "session_start", "session_send",
   "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
-  "sandbox_restore", "sandbox_remove", "image_list",
+  "sandbox_restore", "sandbox_remove", "image_list", "sandbox_fork", "sandbox_commit", "image_build", "image_push",
 ];
 const WAIT_MS = 60000;
 
@@ -95,6 +95,50 @@ async function sandbox(client) {
   ok("logging/setLevel debug: sandbench's log as notifications/message");
 }
 
+// the timeline and the session's log as resources; subscribed to (stdio), they
+// are announced when they grow, and no more after unsubscribing
+async function resources(client, sid) {
+  const caps = client.getServerCapabilities();
+  const tl = `sandbench://sandboxes/${name}/timeline`, log = `sandbench://sandboxes/${name}/sessions/${sid}/log`;
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(),
+                   ["sandbench://sandboxes/{name}/sessions/{session}/log", "sandbench://sandboxes/{name}/timeline"]);
+  const { resources: listed } = await client.listResources();
+  assert.ok(listed.some((r) => r.uri === tl) && listed.some((r) => r.uri === log), JSON.stringify(listed));
+  const t = await client.readResource({ uri: tl });
+  const entries = t.contents[0].text.trim().split("\n").map((l) => JSON.parse(l));
+  assert.ok(entries.some((e) => e.kind === "exec") && entries.some((e) => e.kind === "input"), t.contents[0].text);
+  const l = await client.readResource({ uri: log });
+  assert.equal(l.contents[0].mimeType, "text/plain");
+  assert.match(l.contents[0].text, /# 42$/m);
+  await assert.rejects(client.readResource({ uri: "sandbench://sandboxes/no-such-box/timeline" }), /-32002/);
+  await assert.rejects(client.readResource({ uri: "sandbench://sandboxes/../../etc/timeline" }), /-32602/);
+  await assert.rejects(client.readResource({ uri: `sandbench://sandboxes/${name}/sessions/../log` }), /-32602/);
+  await assert.rejects(client.readResource({ uri: "file:///etc/passwd" }), /-32602/);
+  ok("resources: templates, list, read of a timeline and a session log, unknown and bad URIs");
+  if (mode === "http") {
+    assert.equal(caps.resources.subscribe, false, "no server-initiated stream over HTTP: no subscriptions");
+    return;
+  }
+  assert.equal(caps.resources.subscribe, true);
+  const updated = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+  await client.subscribeResource({ uri: log });
+  await client.subscribeResource({ uri: tl });
+  await call(client, "session_send", { name, session: sid, text: "echo resource-update" });
+  await waitFor("updates of the log and the timeline", async () => updated.includes(log) && updated.includes(tl));
+  const l2 = await client.readResource({ uri: log });
+  assert.match(l2.contents[0].text, /# resource-update$/m);
+  await client.unsubscribeResource({ uri: log });
+  await client.unsubscribeResource({ uri: tl });
+  const seen = updated.length;
+  const sent = await call(client, "session_send", { name, session: sid, text: "echo quiet" });
+  await call(client, "session_read", { name, session: sid, since: sent.offset, max_wait: 30 });
+  await client.ping();
+  assert.equal(updated.length, seen, "no updates after unsubscribing");
+  ok("resources/subscribe: updated after a session send; none after unsubscribe");
+}
+
 async function session(client) {
   const s = await call(client, "session_start", { name });
   assert.equal(s.state, "running");
@@ -120,6 +164,7 @@ async function session(client) {
   ac.abort();
   assert.ok(await waiting, "the cancelled read was rejected");
   await client.ping();
+  await resources(client, s.id);
   await call(client, "session_kill", { name, session: s.id });
   ok("session_start, session_send, session_read, progress, a cancelled read, session_kill");
 }
@@ -151,6 +196,53 @@ async function cancel(client) {
   assert.ok(await rejected, "the cancelled call was rejected");
   await waitFor("sleep 1000 to end", async () => (await sleepers(client)) === 0);
   ok("cancel a long exec: its command ended");
+}
+
+// a tool call that must fail, with what its structured error says
+async function refused(client, tool, args, code, pattern) {
+  const r = await client.callTool({ name: tool, arguments: args });
+  assert.ok(r.isError, `${tool} ${JSON.stringify(args)} was not refused`);
+  assert.equal(r.structuredContent.error, code, `${tool}: ${JSON.stringify(r.structuredContent)}`);
+  if (pattern) assert.match(r.structuredContent.message, pattern);
+}
+
+async function images(client) {
+  const ref = `mcp-sdk-${mode}-${process.pid}:v1`;
+  await call(client, "sandbox_exec", { name, command: ["sh", "-c", "echo committed > /etc/mcp-commit"] });
+  const c = await call(client, "sandbox_commit", { name, ref, message: "from MCP", changes: ["ENV MCP_COMMIT=yes"] });
+  assert.equal(c.reference, `localhost/${ref}`);
+  assert.match(c.digest, /^sha256:[0-9a-f]{64}$/);
+  assert.ok(c.entries > 0, JSON.stringify(c));
+  const child = `${name}-child`;
+  await call(client, "sandbox_create", { name: child, image: c.reference, network: false, kind: "temporary" });
+  const x = await call(client, "sandbox_exec", { name: child, command: ["cat", "/etc/mcp-commit"] });
+  assert.equal(x.stdout, "committed\n");
+  const { images: imgs } = await call(client, "image_list", {});
+  const made = imgs.find((i) => i.digest === c.digest);
+  assert.ok(made, JSON.stringify(imgs));
+  await call(client, "sandbox_remove", { name: child });
+  ok("sandbox_commit, then a sandbox from the new image");
+  const fork = `${name}-fork`;
+  const f = await call(client, "sandbox_fork", { source: name, name: fork });
+  assert.equal(f.name, fork);
+  assert.equal(f.owner, "mcp");
+  assert.equal(f.fork.memory, true, JSON.stringify(f.fork));
+  const y = await call(client, "sandbox_exec", { name: fork, command: ["cat", "/etc/mcp-commit"] });
+  assert.equal(y.stdout, "committed\n");
+  await call(client, "sandbox_remove", { name: fork });
+  const src = await call(client, "sandbox_inspect", { name });
+  assert.equal(src.state, "running");
+  ok("sandbox_fork: the fork has the source's disk, is this server's, the source runs on");
+  await refused(client, "sandbox_commit", { name, ref: "Bad Name!" }, "invalid");
+  await refused(client, "sandbox_commit", { name, ref: "x", changes: ["FROBNICATE x"] }, "invalid");
+  await refused(client, "sandbox_commit", { name, ref: "sandbench/default" }, "unsafe", /sandbench's own/);
+  await refused(client, "sandbox_commit", { name: "no-such-sandbox", ref: "x" }, "not-found");
+  await refused(client, "sandbox_fork", { source: foreign, name: `${name}-f2` }, "state", /not created by this MCP server/);
+  await refused(client, "sandbox_fork", { source: name, name: "bad/name" }, "invalid");
+  await refused(client, "sandbox_fork", { source: "no-such-sandbox", name: `${name}-f3` }, "not-found");
+  await refused(client, "image_build", { ref: "x", context: "/etc" }, "unsafe", /allow-list/);
+  await refused(client, "image_push", { image: "localhost/no-such-image:1", dest: "127.0.0.1:9/x:1" }, "not-found");
+  ok("commit, fork, build and push refusals: bad names, unknown sandbox or image, foreign source, host path");
 }
 
 async function faults(client) {
@@ -236,6 +328,7 @@ try {
   await session(client);
   await files(client);
   await cancel(client);
+  await images(client);
   await faults(client);
   await remove(client);
 } catch (e) {

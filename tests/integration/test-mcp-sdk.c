@@ -401,14 +401,19 @@ Test(mcp_sdk, non_root_bridge)
 	free(bin);
 }
 
-/* A stdio conversation: the lines of input written, then the answers read
- * until `answers` of them came (stdin's end would end the server and cancel
- * its calls), by id ("-1" for id null). */
-static json_t *converse(const char *opt, const char *const *lines, size_t n, size_t answers)
+/* A stdio server of the test's: its pid, the pipes to it, what it said. */
+struct conv {
+	pid_t pid;
+	int in, out;
+	struct sb_buf acc;
+	json_t *by_id;
+};
+
+/* opt NULL: no option of the test's */
+static void conv_start(struct conv *c, const char *opt)
 {
-	char *bin = tu_buildpath("sandbench"), buf[65536];
+	char *bin = tu_buildpath("sandbench");
 	int in[2], out[2];
-	struct sb_buf acc = { 0 };
 
 	cr_assert_eq(pipe(in), 0);
 	cr_assert_eq(pipe(out), 0);
@@ -418,50 +423,79 @@ static json_t *converse(const char *opt, const char *const *lines, size_t n, siz
 		dup2(out[1], 1);
 		close(in[1]);
 		close(out[0]);
-		/* opt NULL: no option of the test's */
 		execl(bin, bin, "--root", f.dir, "mcp", "--owner=mcp", opt, (char *)NULL);
 		_exit(127);
 	}
 	sb_proc_keep(pid, 1);
 	close(in[0]);
 	close(out[1]);
+	free(bin);
+	*c = (struct conv){ .pid = pid, .in = in[1], .out = out[0], .by_id = json_object() };
+}
+
+static void conv_send(struct conv *c, const char *const *lines, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
-		cr_assert_eq(write(in[1], lines[i], strlen(lines[i])), (ssize_t)strlen(lines[i]));
-		cr_assert_eq(write(in[1], "\n", 1), 1);
+		cr_assert_eq(write(c->in, lines[i], strlen(lines[i])), (ssize_t)strlen(lines[i]));
+		cr_assert_eq(write(c->in, "\n", 1), 1);
 	}
-	json_t *by_id = json_object();
+}
+
+/* Reads until `answers` answers came in all, by id ("-1" for id null). */
+static void conv_answers(struct conv *c, size_t answers)
+{
+	char buf[65536];
 	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
-	while (json_object_size(by_id) < answers) {
-		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+
+	while (json_object_size(c->by_id) < answers) {
+		struct pollfd pfd = { .fd = c->out, .events = POLLIN };
 		int left = (int)(deadline - sb_clock_monotonic_ms());
-		cr_assert(left > 0 && poll(&pfd, 1, left) == 1, "answers: %zu of %zu", json_object_size(by_id), answers);
-		ssize_t got = read(out[0], buf, sizeof(buf));
+		cr_assert(left > 0 && poll(&pfd, 1, left) == 1, "answers: %zu of %zu", json_object_size(c->by_id), answers);
+		ssize_t got = read(c->out, buf, sizeof(buf));
 		cr_assert_gt(got, 0, "the server ended");
-		sb_buf_add(&acc, buf, (size_t)got);
+		sb_buf_add(&c->acc, buf, (size_t)got);
 		char *nl;
-		while (acc.len && (nl = memchr(acc.data, '\n', acc.len))) {
-			json_t *msg = json_loadb(acc.data, (size_t)(nl - acc.data), 0, NULL), *id = json_object_get(msg, "id");
+		while (c->acc.len && (nl = memchr(c->acc.data, '\n', c->acc.len))) {
+			json_t *msg = json_loadb(c->acc.data, (size_t)(nl - c->acc.data), 0, NULL), *id = json_object_get(msg, "id");
 			char key[32];
 			cr_assert_not_null(msg);
 			snprintf(key, sizeof(key), "%lld", json_is_integer(id) ? (long long)json_integer_value(id) : -1LL);
 			if (id)
-				json_object_set_new(by_id, key, msg);
+				json_object_set_new(c->by_id, key, msg);
 			else
 				json_decref(msg);
-			size_t used = (size_t)(nl - acc.data) + 1;
-			memmove(acc.data, acc.data + used, acc.len - used);
-			acc.len -= used;
+			size_t used = (size_t)(nl - c->acc.data) + 1;
+			memmove(c->acc.data, c->acc.data + used, c->acc.len - used);
+			c->acc.len -= used;
 		}
 	}
-	close(in[1]);
+}
+
+/* stdin's end ends the server (and cancels its calls): it must exit 0. The answers are the caller's. */
+static json_t *conv_end(struct conv *c)
+{
 	int st;
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	sb_proc_keep(pid, 0);
+
+	close(c->in);
+	cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
+	sb_proc_keep(c->pid, 0);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server's end: %d", st);
-	close(out[0]);
-	sb_buf_clear(&acc);
-	free(bin);
-	return by_id;
+	close(c->out);
+	sb_buf_clear(&c->acc);
+	return c->by_id;
+}
+
+/* A stdio conversation: the lines of input written, then the answers read
+ * until `answers` of them came (stdin's end would end the server and cancel
+ * its calls). */
+static json_t *converse(const char *opt, const char *const *lines, size_t n, size_t answers)
+{
+	struct conv c;
+
+	conv_start(&c, opt);
+	conv_send(&c, lines, n);
+	conv_answers(&c, answers);
+	return conv_end(&c);
 }
 
 #define INIT(id, version) \
@@ -511,8 +545,12 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	static const char *const ro[] = {
 		INIT(1, "2025-06-18"), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
 		CALL(3, "sandbox_create", "{\"name\":\"ro1\"}"), CALL(4, "sandbox_list", "{}"),
+		CALL(5, "sandbox_commit", "{\"name\":\"foreign\",\"ref\":\"ro\"}"),
+		CALL(6, "sandbox_fork", "{\"source\":\"foreign\",\"name\":\"ro2\"}"),
+		CALL(7, "image_build", "{\"ref\":\"ro\",\"context\":\"/tmp\"}"),
+		CALL(8, "image_push", "{\"image\":\"ro\"}"),
 	};
-	json_t *a = converse("--readonly", ro, sizeof(ro) / sizeof(ro[0]), 4);
+	json_t *a = converse("--readonly", ro, sizeof(ro) / sizeof(ro[0]), 8);
 	json_t *tools = json_object_get(json_object_get(json_object_get(a, "2"), "result"), "tools"), *t;
 	size_t i;
 
@@ -520,7 +558,11 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	json_array_foreach (tools, i, t)
 		cr_assert(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")), "%s",
 			  json_string_value(json_object_get(t, "name")));
-	cr_assert_eq(json_integer_value(json_object_get(json_object_get(json_object_get(a, "3"), "error"), "code")), -32602);
+	/* the write tools, new verbs included, are unknown tools in read-only mode */
+	static const char *const writes[] = { "3", "5", "6", "7", "8" };
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
+		cr_assert_eq(json_integer_value(json_object_get(json_object_get(json_object_get(a, writes[i]), "error"), "code")),
+			     -32602, "call %s", writes[i]);
 	cr_assert_not_null(json_object_get(json_object_get(a, "4"), "result"));
 	json_decref(a);
 
@@ -532,8 +574,27 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 		 SBF_IMAGE, other);
 	snprintf(l3, sizeof(l3), CALL(4, "sandbox_create", "{\"name\":\"m3\",\"image\":\"%s\",\"network\":false,\"mounts\":[{\"host\":\"%s/.\",\"path\":\"/data\"}]}"),
 		 SBF_IMAGE, ok_dir);
-	const char *const lines[] = { INIT(1, "2025-06-18"), l1, l2, l3 };
-	a = converse(opts, lines, 4, 4);
+	/* image_build reads only inside the allow-list: the context and the
+	 * Dockerfile, a link out of it caught too */
+	char l5[9000], l6[9000], l7[9000];
+	cr_assert_eq(tu_sh("cd '%s' && mkdir sub && echo hello > hello && printf 'FROM " SBF_IMAGE "\nCOPY hello /hello\n' > Dockerfile && "
+			   "echo FROM " SBF_IMAGE " > '%s/Dockerfile' && ln -s '%s/Dockerfile' sub/Dockerfile", ok_dir, other, other),
+		     0);
+	snprintf(l5, sizeof(l5), CALL(5, "image_build", "{\"ref\":\"mcp-built:1\",\"context\":\"%s\"}"), ok_dir);
+	snprintf(l6, sizeof(l6), CALL(6, "image_build", "{\"ref\":\"mcp-built:2\",\"context\":\"%s\"}"), other);
+	snprintf(l7, sizeof(l7), CALL(7, "image_build", "{\"ref\":\"mcp-built:3\",\"context\":\"%s/sub\"}"), ok_dir);
+	const char *const lines[] = { INIT(1, "2025-06-18"), l1, l2, l3, l5, l6, l7 };
+	a = converse(opts, lines, 7, 7);
+	json_t *r5 = json_object_get(json_object_get(a, "5"), "result");
+	cr_assert(json_is_false(json_object_get(r5, "isError")), "a build inside the allow-list: %s", json_dumps(r5, 0));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r5, "structuredContent"), "reference")),
+			 "localhost/mcp-built:1");
+	for (i = 6; i <= 7; i++) {
+		char id[2] = { (char)('0' + i), '\0' };
+		json_t *r = json_object_get(json_object_get(a, id), "result");
+		cr_assert(json_is_true(json_object_get(r, "isError")), "call %s: %s", id, json_dumps(r, 0));
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "structuredContent"), "error")), "unsafe");
+	}
 	json_t *r2 = json_object_get(json_object_get(a, "2"), "result"), *r3 = json_object_get(json_object_get(a, "3"), "result"),
 	       *r4 = json_object_get(json_object_get(a, "4"), "result");
 	cr_assert(json_is_true(json_object_get(r2, "isError")), "rw of a folder allowed read-only");
@@ -547,4 +608,87 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	tu_remove(other);
 	free(ok_dir);
 	free(other);
+}
+
+/* The worker running a call, among the server's children: the one with
+ * children of its own (runsc exec); the spare waiting for the next call has none. */
+static int children(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	buf[0] = '\0';
+	if (!(fp = fopen(path, "r")))
+		return 0;
+	size_t n = fread(buf, 1, size - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+static pid_t busy_worker(pid_t server)
+{
+	char kids[4096], grand[4096], *save;
+
+	children(server, kids, sizeof(kids));
+	for (char *tok = strtok_r(kids, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (children(atoi(tok), grand, sizeof(grand)))
+			return atoi(tok);
+	return 0;
+}
+
+static int worker_busy(void *arg)
+{
+	return busy_worker(*(pid_t *)arg) > 0;
+}
+
+/* A worker that crashes costs its call, not the server: the call gets a tool
+ * error, the server answers on, and the next call gets a worker again. A
+ * request bigger than a pipe's buffer reaches the spare whole. */
+Test(mcp_sdk, worker_crash_and_large_request)
+{
+	static const char *const first[] = {
+		INIT(1, "2025-06-18"), CALL(2, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"sleep\",\"1000\"]}"),
+	};
+	struct conv c;
+
+	conv_start(&c, NULL);
+	conv_send(&c, first, 2);
+	cr_assert(tu_wait_for(worker_busy, &c.pid, WAIT_MS), "no worker runs the exec");
+	pid_t w = busy_worker(c.pid);
+	cr_assert_gt(w, 0);
+	cr_assert_eq(kill(w, SIGSEGV), 0);
+	conv_answers(&c, 2);
+	json_t *r2 = json_object_get(json_object_get(c.by_id, "2"), "result");
+	cr_assert(json_is_true(json_object_get(r2, "isError")), "%s", json_dumps(r2, 0));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r2, "structuredContent"), "error")), "io");
+
+	/* 3 MiB of content: the request is written while the spare reads it */
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+				   "\"file_write\",\"arguments\":{\"name\":\"foreign\",\"path\":\"/tmp/big\",\"content\":\"";
+	size_t big = 3u << 20, n = strlen(head);
+	char *line = malloc(n + big + 8);
+	cr_assert_not_null(line);
+	memcpy(line, head, n);
+	memset(line + n, 'x', big);
+	strcpy(line + n + big, "\"}}}");
+	const char *const next[] = { "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}", line,
+				     CALL(5, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"wc\",\"-c\",\"/tmp/big\"]}") };
+	conv_send(&c, next, 2);
+	conv_answers(&c, 4);
+	conv_send(&c, next + 2, 1);
+	conv_answers(&c, 5);
+	free(line);
+	json_t *a = conv_end(&c);
+	cr_assert_not_null(json_object_get(json_object_get(a, "4"), "result"), "the server answers after the crash");
+	json_t *r3 = json_object_get(json_object_get(a, "3"), "result");
+	cr_assert(json_is_false(json_object_get(r3, "isError")), "%.300s", json_dumps(r3, 0));
+	json_t *r5 = json_object_get(json_object_get(json_object_get(a, "5"), "result"), "structuredContent");
+	cr_assert(strstr(json_string_value(json_object_get(r5, "stdout")), "3145728"), "%s", json_dumps(r5, 0));
+	json_decref(a);
+	/* the crashed call's sleep is left in the sandbox (nothing killed it): end it */
+	int st;
+	free(sbf_sh(&f, NULL, "foreign", "kill $(ps -o pid,args | awk '$2 == \"sleep\" {print $1}')", &st));
+	cr_assert_eq(st, 0);
 }
