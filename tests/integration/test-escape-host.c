@@ -157,6 +157,13 @@ Test(escape_host, limits_cannot_be_raised_from_inside)
 	char *mem2 = cgroup_value(id, "memory", "memory.limit_in_bytes"), *pids2 = cgroup_value(id, "pids", "pids.max");
 	cr_assert_str_eq(mem2, mem, "the memory limit moved");
 	cr_assert_str_eq(pids2, pids, "the pids limit moved");
+	/* and using more than the limit ends the sandbox, which says so */
+	r = SB("exec", "lim", "--", "sh", "-c", "head -c 200000000 /dev/zero > /dev/shm/fill");
+	cr_assert_neq(r.status, 0, "200 MB in a 64 MiB sandbox: %s", r.out);
+	tu_run_free(&r);
+	r = SB("inspect", "lim");
+	cr_assert(r.status == 0 && strstr(r.out, "stopped") && strstr(r.out, "memory limit"), "%s", r.out);
+	tu_run_free(&r);
 	free(mem);
 	free(mem2);
 	free(pids);
