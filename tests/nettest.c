@@ -26,15 +26,54 @@ void nt_names_init(struct nt_names *n)
 	snprintf(n->subnet, sizeof(n->subnet), "10.%u.%u.0/24", 200 + (n->rnd >> 20) % 40, (n->rnd >> 8) & 255);
 }
 
+struct httpd_at {
+	const char *netns, *addr;
+	int port;
+};
+
 static int httpd_ready(void *arg)
 {
-	struct nt_host *h = arg;
-	char *out = tu_sh_out("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | ip netns exec %s busybox nc -w 1 %s %d "
-			      "2>/dev/null; true", h->netns, h->addr, h->port);
+	const struct httpd_at *a = arg;
+	char *out = tu_sh_out("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | %s%s busybox nc -w 1 %s %d 2>/dev/null; true",
+			      a->netns ? "ip netns exec " : "", a->netns ? a->netns : "", a->addr, a->port);
 	int up = out && strstr(out, NT_MARKER);
 
 	free(out);
 	return up;
+}
+
+pid_t nt_httpd_start(const char *netns, const char *addr, int port, const char *www)
+{
+	char listen[40];
+	struct httpd_at at = { netns, addr, port };
+	pid_t pid;
+
+	snprintf(listen, sizeof(listen), "%s:%d", addr, port);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		setpgid(0, 0); /* "ip netns exec" may fork: the whole group is killed */
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (netns)
+			execlp("ip", "ip", "netns", "exec", netns, "busybox", "httpd", "-f", "-p", listen, "-h", www,
+			       (char *)NULL);
+		else
+			execlp("busybox", "busybox", "httpd", "-f", "-p", listen, "-h", www, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(tu_wait_for(httpd_ready, &at, 10000), "the test HTTP server at %s did not come up", listen);
+	return pid;
+}
+
+void nt_httpd_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
 void nt_config_write(const struct nt_names *n, const char *root)
@@ -52,8 +91,6 @@ void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir)
 {
 	/* one /30 of 10.199.0.0/16 out of 16384: hosts of parallel tests do not meet */
 	unsigned third = (n->rnd >> 4) & 255, base = ((n->rnd >> 12) & 63) * 4;
-	char listen[40];
-
 	snprintf(h->netns, sizeof(h->netns), "sbt-host-%s", n->sfx);
 	snprintf(h->veth, sizeof(h->veth), "sbth%s", n->sfx);
 	snprintf(h->host_addr, sizeof(h->host_addr), "10.199.%u.%u", third, base + 1);
@@ -66,30 +103,14 @@ void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir)
 			   "ip -n %s addr add %s/30 dev eth0 && ip -n %s link set eth0 up && ip -n %s link set lo up",
 			   h->netns, h->veth, h->netns, h->host_addr, h->veth, h->veth, h->netns, h->addr, h->netns,
 			   h->netns), 0);
-	snprintf(listen, sizeof(listen), "%s:%d", h->addr, h->port);
-	h->httpd = fork();
-	cr_assert(h->httpd >= 0);
-	if (h->httpd == 0) {
-		setpgid(0, 0); /* "ip netns exec" may fork: the whole group is killed */
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		execlp("ip", "ip", "netns", "exec", h->netns, "busybox", "httpd", "-f", "-p", listen, "-h", h->www,
-		       (char *)NULL);
-		_exit(127);
-	}
-	cr_assert(tu_wait_for(httpd_ready, h, 10000), "the test HTTP server did not come up");
+	h->httpd = nt_httpd_start(h->netns, h->addr, h->port, h->www);
 }
 
 void nt_host_stop(struct nt_host *h)
 {
 	if (!h->netns[0])
 		return;
-	if (h->httpd > 0) {
-		kill(-h->httpd, SIGKILL);
-		waitpid(h->httpd, NULL, 0);
-	}
+	nt_httpd_stop(h->httpd);
 	tu_sh("ip link del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", h->veth, h->netns);
 	free(h->www);
 	memset(h, 0, sizeof(*h));

@@ -29,6 +29,11 @@ void nt_config_write(const struct nt_names *n, const char *root);
 void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir);
 /* Stops and removes what nt_host_start made; nothing when it was not started. */
 void nt_host_stop(struct nt_host *h);
+/* A busybox httpd serving www at addr:port in netns (NULL: the host's own),
+ * up and answering when this returns; aborts the test on failure. Its pid
+ * leads a process group, which nt_httpd_stop kills whole (pid <= 0: nothing). */
+pid_t nt_httpd_start(const char *netns, const char *addr, int port, const char *www);
+void nt_httpd_stop(pid_t pid);
 /* A shell command for inside a sandbox (busybox nc) that GETs the marker file. */
 char *nt_http_get_cmd(const struct nt_host *h);
 int nt_netns_exists(const char *name);

@@ -34,7 +34,8 @@ static int parse(struct commit_args *a, int argc, char **argv)
 	static const struct option options[] = {
 		{ "message", required_argument, NULL, 'm' },   { "change", required_argument, NULL, 'c' },
 		{ "include-workspace", no_argument, NULL, 'w' }, { "compression", required_argument, NULL, 'z' },
-		{ "json", no_argument, NULL, 'j' },             { NULL, 0, NULL, 0 },
+		{ "max-size", required_argument, NULL, 's' },  { "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int opt, c;
 
@@ -61,6 +62,13 @@ static int parse(struct commit_args *a, int argc, char **argv)
 				return sb_cli_usage_error(NULL, &sb_cmd_commit, _("unknown compression '%s' (gzip, zstd)"), optarg);
 			a->opts.compression = (enum sb_layer_compression)c;
 			break;
+		case 's': {
+			long long m = sb_units_parse_size(optarg);
+			if (m <= 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_commit, _("invalid size '%s'"), optarg);
+			a->opts.max_bytes = (unsigned long long)m;
+			break;
+		}
 		case 'j':
 			a->json = 1;
 			break;
@@ -97,7 +105,7 @@ static int commit_run(struct sb_cli *cli, int argc, char **argv)
 
 const struct sb_cli_command sb_cmd_commit = {
 	.name = "commit",
-	.synopsis = "NAME REF [--message M] [--change 'INSTR VALUE']... [--include-workspace] [--compression gzip|zstd] [--json]",
+	.synopsis = "NAME REF [--message M] [--change 'INSTR VALUE']... [--include-workspace] [--compression gzip|zstd] [--max-size SIZE] [--json]",
 	.summary = N_("a sandbox's disk as a new image on top of its own (paused while it is read)"),
 	.help = N_("  --message M          the history entry's comment\n"
 		   "  --change 'ENV K=V'   also 'WORKDIR /d', 'CMD sh-line' or 'CMD [\"exec\",\"form\"]',\n"
@@ -105,6 +113,7 @@ const struct sb_cli_command sb_cmd_commit = {
 		   "  --include-workspace  /workspace goes into the image too (sandboxes made from it\n"
 		   "                       start their workspace with it)\n"
 		   "  --compression C      gzip (default) or zstd\n"
+		   "  --max-size SIZE      refuse to read more file data than SIZE (default 16g)\n"
 		   "  --json               print the result as JSON\n"
 		   "REF without a registry is named under localhost/ (tools -> localhost/tools:latest).\n"
 		   "A running sandbox is paused while its disk is read, then carries on.\n"),

@@ -41,6 +41,7 @@ struct cwalk {
 	struct sb_upper_walk walk;       /* first: the walk's visitor gets it */
 	struct sb_xsink *out;
 	struct sb_commit_result *res;
+	unsigned long long budget;       /* file data still allowed (opts' max_bytes) */
 	struct link *links;
 	size_t n_links, cap_links;
 	char *buf;
@@ -188,6 +189,13 @@ static int emit_file(struct cwalk *w, const struct sb_upper_entry *e, struct sb_
 		goto out;
 	}
 	x->size = (unsigned long long)st.st_size;
+	/* checked before a byte is read: a terabyte of holes is refused at once */
+	if (x->size > w->budget) {
+		rc = sb_error_set(err, SB_ERR_LIMIT, _("'%s' (%llu bytes) is over the cap on the file data a commit reads "
+						       "(%llu bytes left; --max-size)"), x->path, x->size, w->budget);
+		goto out;
+	}
+	w->budget -= x->size;
 	if ((rc = read_xattrs(w, fd, e->path, err)) < 0)
 		goto out;
 	x->xattrs = w->xattrs;
@@ -294,6 +302,7 @@ static int write_layer(struct sb_commit_result *res, struct sb_box *b, struct sb
 	if (rc == 0) {
 		w->walk = (struct sb_upper_walk){ commit_visit, commit_too_deep, 0, &b->rec };
 		w->res = res;
+		w->budget = o->max_bytes ? o->max_bytes : SB_COMMIT_MAX_DEFAULT;
 		rc = sb_xtar_out_new_writer(&tar, layer_write, lw, err);
 	}
 	if (rc == 0 && (ufd = open(b->upper, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -16,8 +16,13 @@ enum sb_commit_flags {
 	SB_COMMIT_WORKSPACE = 1 << 0,    /* /workspace goes into the layer too */
 };
 
+/* The file data a commit reads by default: the disk is the guest's, and a
+ * sparse file costs it nothing to make however large it says it is. */
+#define SB_COMMIT_MAX_DEFAULT (16ULL << 30)
+
 struct sb_commit_opts {
 	unsigned flags;                  /* enum sb_commit_flags */
+	unsigned long long max_bytes;    /* cap on the file data read; 0: SB_COMMIT_MAX_DEFAULT */
 	const char *message;             /* the history entry's comment; NULL: none */
 	char *const *changes;            /* --change values (sb_image_changes_check) */
 	size_t n_changes;
