@@ -13,8 +13,9 @@
 
 struct confirm {
 	char title[128];
-	char text[4096];
-	char yes[64];
+	char text[16384];
+	char yes[96];
+	int top;                     /* first line shown of a text longer than the screen */
 	char name[SB_SANDBOX_NAME_MAX + 1];
 	ui_confirm_fn on_yes;
 };
@@ -112,16 +113,28 @@ void ui_confirm_draw(struct ui_app *app)
 		q += len + (nl ? 1 : 0);
 	}
 	struct ui_rect r = ui_layout_dialog(&app->layout, lines + 4, width);
+	int body = r.h - 3;
+	if (c->top > lines - body)
+		c->top = lines - body > 0 ? lines - body : 0;
 	wresize(w, r.h, r.w);
 	mvwin(w, r.y, r.x);
 	ui_draw_box(w, c->title);
-	int y = 1;
+	int y = 1, skip = c->top;
 	for (const char *q = p; *q && y < r.h - 2;) {
 		const char *nl = strchr(q, '\n');
 		size_t len = nl ? (size_t)(nl - q) : strlen(q);
 		snprintf(line, sizeof(line), "%.*s", (int)len, q);
-		ui_draw_put(w, y++, 2, r.w - 4, line, ui_theme_attr(UI_ROLE_DIALOG));
+		if (skip > 0)
+			skip--;
+		else
+			ui_draw_put(w, y++, 2, r.w - 4, line, ui_theme_attr(UI_ROLE_DIALOG));
 		q += len + (nl ? 1 : 0);
+	}
+	if (lines > body) {
+		/* longer than the screen (many marked sandboxes): say so, and how to see the rest */
+		snprintf(line, sizeof(line), _(" lines %d-%d of %d, Up/Down "), c->top + 1,
+			 c->top + body < lines ? c->top + body : lines, lines);
+		ui_draw_put(w, r.h - 1, 2, r.w - 4, line, ui_theme_attr(UI_ROLE_KEY));
 	}
 	snprintf(foot, sizeof(foot), _("y: %s    n, Esc: cancel"), c->yes);
 	ui_draw_put(w, r.h - 2, 2, r.w - 4, foot, ui_theme_attr(UI_ROLE_KEY));
@@ -133,7 +146,11 @@ void ui_confirm_key(struct ui_app *app, int key)
 	char name[SB_SANDBOX_NAME_MAX + 1];
 	ui_confirm_fn fn = c->on_yes;
 
-	if (key == 'y' || key == 'Y') {
+	if (key == UI_KEY_FN + KEY_UP || key == 'k') {
+		c->top -= c->top > 0;
+	} else if (key == UI_KEY_FN + KEY_DOWN || key == 'j') {
+		c->top++;
+	} else if (key == 'y' || key == 'Y') {
 		snprintf(name, sizeof(name), "%s", c->name);
 		ui_confirm_close(app);
 		fn(app, name);
