@@ -178,19 +178,27 @@ static int job_remove(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, s
 	return rc;
 }
 
+/* arg non-NULL: the dry run, whose counts the confirmation shows */
 static int job_prune(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
 {
 	struct sb_image_prune_report rep;
 	char size[32];
 	int rc;
 
-	(void)arg;
-	if ((rc = sb_image_prune(&rep, root, err)) == 0) {
-		sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
+	if ((rc = arg ? sb_image_prune_dry_run(&rep, root, err) : sb_image_prune(&rep, root, err)) < 0)
+		return rc;
+	sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
+	if (!arg) {
 		ui_job_event(ctx, 0, _("prune: %zu image(s), %zu blob(s), %zu unpacked tree(s) removed, %s freed"), rep.images,
 			     rep.blobs, rep.rootfs, size);
+	} else if (rep.images + rep.blobs + rep.rootfs + rep.partial > 0) {
+		ui_job_result(ctx, _("  %zu image(s) with no reference that no sandbox uses"), rep.images);
+		ui_job_result(ctx, _("  %zu blob(s) no remaining image refers to"), rep.blobs);
+		ui_job_result(ctx, _("  %zu unpacked tree(s) of no image or of dead installs"), rep.rootfs);
+		ui_job_result(ctx, _("  %zu partial download(s)"), rep.partial);
+		ui_job_result(ctx, _("  %s freed in all"), size);
 	}
-	return rc;
+	return 0;
 }
 
 static void image_done(struct ui_app *app, int rc, const char *message, void *arg)
@@ -203,6 +211,31 @@ static void image_done(struct ui_app *app, int rc, const char *message, void *ar
 		ui_app_message(app, 0, "%s", _("done"));
 	}
 	ui_images_reload(app);
+}
+
+static void prune_now(struct ui_app *app, const char *unused)
+{
+	static const char *const args[] = { "image", "prune", NULL };
+
+	(void)unused;
+	ui_cmdlog_add(app, args);
+	ui_job_start(app, _("pruning images"), job_prune, NULL, image_done, NULL);
+}
+
+static void prune_planned(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	static char text[2048];
+
+	(void)arg;
+	if (rc < 0) {
+		ui_app_message(app, 1, "%s", message);
+	} else if (!message[0]) {
+		ui_app_message(app, 0, "%s", _("prune: nothing to remove"));
+	} else {
+		snprintf(text, sizeof(text), "%s\n%s\n\n%s", _("Prune would remove (its dry run):"), message,
+			 _("Kept: every image with a reference or a sandbox, and its blobs."));
+		ui_confirm_open(app, _("Prune unused images?"), text, _("prune"), prune_now, "");
+	}
 }
 
 struct pull {
@@ -239,6 +272,10 @@ static void pull_start(struct ui_app *app, const char *ref)
 		return;
 	}
 	snprintf(p->ref, sizeof(p->ref), "%s", ref);
+	const char *args[] = { "image", "pull", loopback(ref) ? "--insecure" : ref, ref, NULL };
+	if (!loopback(ref))
+		args[3] = NULL;
+	ui_cmdlog_add(app, args);
 	snprintf(label, sizeof(label), _("pulling %s"), ref);
 	ui_job_start(app, label, job_pull, p, image_done, free);
 }
@@ -254,6 +291,8 @@ static void remove_confirmed(struct ui_app *app, const char *unused)
 	if (!im || sel >= im->n || !(op = calloc(1, sizeof(*op))))
 		return;
 	snprintf(op->ref, sizeof(op->ref), "%s", ui_images_ref(app, sel));
+	const char *args[] = { "image", "rm", op->ref, NULL };
+	ui_cmdlog_add(app, args);
 	snprintf(label, sizeof(label), _("removing image %s"), op->ref);
 	ui_job_start(app, label, job_remove, op, image_done, free);
 }
@@ -280,9 +319,11 @@ static int action(struct ui_app *app, enum ui_action a)
 	case UI_ACT_PULL:
 		ui_prompt_open(app, _("pull image (e.g. python:3.12):"), "", pull_start);
 		return 1;
-	case UI_ACT_PRUNE:
-		ui_job_start(app, _("pruning images"), job_prune, NULL, image_done, NULL);
+	case UI_ACT_PRUNE: {
+		static int dry = 1;   /* any non-NULL arg: the dry run */
+		ui_job_start(app, _("prune --dry-run"), job_prune, &dry, prune_planned, NULL);
 		return 1;
+	}
 	case UI_ACT_CREATE:
 		return 0;   /* the form starts with the selected image */
 	default:

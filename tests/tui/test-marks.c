@@ -203,3 +203,36 @@ Test(tui, logged_command_re_run_from_a_shell_does_the_same)
 	free(dir);
 	quit(t);
 }
+
+/* The new views at 80x24 without colour: the bulk confirmation (its footer
+ * too), the command line, the command log and a refused query. */
+Test(tui, new_views_at_80x24_in_monochrome)
+{
+	create("s1", NULL);
+	create("s2", NULL);
+	const char *argv[] = { "--root", root_dir, NULL }, *env[] = { "TERM=xterm-mono", NULL };
+	struct tui *t = tui_start(24, 80, argv, env);
+	running = t;
+	cr_assert_eq(tui_wait_row(t, "^s2 ", "running", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "*");
+	cr_assert_eq(tui_wait_text(t, "[2 marked]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_line_start(t, "\u25cf s1", WAIT), 0, "a mark shows without colour:\n%s", tui_screen(t));
+	tui_send(t, "x");
+	cr_assert_eq(tui_wait_text(t, "stop 2 marked sandboxes?", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "s2: stopped, memory kept on disk", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "y: stop 2 sandboxes", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "n");
+	cr_assert_eq(tui_wait_gone(t, "marked sandboxes?", WAIT), 0);
+	tui_send(t, "u");
+	cr_assert_eq(tui_wait_gone(t, "marked]", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, ":ima\t");
+	cr_assert_eq(tui_wait_text(t, ":images", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\x1b");
+	tui_send(t, "L");
+	cr_assert_eq(tui_wait_text(t, "Commands behind the actions", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "y, Enter: copy", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "q");
+	tui_send(t, "/\x15kind:\r");
+	cr_assert_eq(tui_wait_text(t, "needs a value", WAIT), 0, "%s", tui_screen(t));
+	quit(t);
+}

@@ -646,8 +646,20 @@ Test(tui, pull_remove_and_prune_images)
 	cr_assert_eq(tui_wait_text(t, "Remove image 127.0.0.1:", WAIT), 0);
 	tui_send(t, "y");
 	cr_assert_eq(tui_wait_text(t, "[2 Images (1)]", WAIT), 0);
+	/* prune asks first, with its dry run: the removed image's blobs */
 	tui_send(t, "P");
+	cr_assert_eq(tui_wait_text(t, "Prune unused images?", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "blob(s) no remaining image refers to", WAIT), 0);
+	cr_assert_eq(tui_find_row(t, "  0 blob(s)"), -1, "%s", tui_screen(t));
+	tui_send(t, "n");
+	cr_assert_eq(tui_wait_gone(t, "Prune unused images?", WAIT), 0);
+	tui_send(t, "P");
+	cr_assert_eq(tui_wait_text(t, "Prune unused images?", WAIT), 0);
+	tui_send(t, "y");
 	cr_assert_eq(tui_wait_text(t, "prune:", WAIT), 0);
+	tui_send(t, "L");
+	cr_assert_eq(tui_wait_text(t, " image prune", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "q");
 	quit(t);
 
 	tu_sh("%s", registry_stop);
