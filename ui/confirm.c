@@ -44,9 +44,7 @@ void ui_confirm_close(struct ui_app *app)
 		ui_overlay_close(app);
 }
 
-static size_t cat(char *buf, size_t size, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static size_t cat(char *buf, size_t size, size_t len, const char *fmt, ...)
+size_t ui_confirm_cat(char *buf, size_t size, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,24 +69,24 @@ void ui_confirm_remove(struct ui_app *app, const struct sb_sandbox_info *s)
 	char text[4096], title[128], *exchange = sb_root_file(app->root, "exchange");
 	size_t len = 0, shells = ui_shells_count(app, s->rec.name);
 
-	len = cat(text, sizeof(text), len, "%s\n", _("Removed:"));
-	len = cat(text, sizeof(text), len, _("  - the sandbox, its processes and memory (%s)\n"),
+	len = ui_confirm_cat(text, sizeof(text), len, "%s\n", _("Removed:"));
+	len = ui_confirm_cat(text, sizeof(text), len, _("  - the sandbox, its processes and memory (%s)\n"),
 		  sb_sandbox_state_name(s->rec.state));
-	len = cat(text, sizeof(text), len, _("  - its own disk and checkpoint under %s\n"), s->dir ? s->dir : "");
-	len = cat(text, sizeof(text), len, s->rec.kind == SB_KIND_PERMANENT
+	len = ui_confirm_cat(text, sizeof(text), len, _("  - its own disk and checkpoint under %s\n"), s->dir ? s->dir : "");
+	len = ui_confirm_cat(text, sizeof(text), len, s->rec.kind == SB_KIND_PERMANENT
 		  ? _("  - its PERMANENT workspace %s\n") : _("  - its workspace %s\n"),
 		  s->workspace ? s->workspace : "");
 	if (shells)
-		len = cat(text, sizeof(text), len, _("  - %zu attached shell(s), closed first\n"), shells);
-	len = cat(text, sizeof(text), len, "\n%s\n", _("Kept:"));
+		len = ui_confirm_cat(text, sizeof(text), len, _("  - %zu attached shell(s), closed first\n"), shells);
+	len = ui_confirm_cat(text, sizeof(text), len, "\n%s\n", _("Kept:"));
 	if (s->rec.exchange)
-		len = cat(text, sizeof(text), len, _("  - the exchange folder %s (shared)\n"), exchange ? exchange : "");
+		len = ui_confirm_cat(text, sizeof(text), len, _("  - the exchange folder %s (shared)\n"), exchange ? exchange : "");
 	for (size_t i = 0; i < s->rec.n_mounts; i++)
-		len = cat(text, sizeof(text), len, _("  - host folder %s (was %s at %s)\n"), s->rec.mounts[i].host,
+		len = ui_confirm_cat(text, sizeof(text), len, _("  - host folder %s (was %s at %s)\n"), s->rec.mounts[i].host,
 			  sb_mount_mode_name(s->rec.mounts[i].mode), s->rec.mounts[i].path);
 	if (!s->rec.exchange && !s->rec.n_mounts)
-		len = cat(text, sizeof(text), len, "%s\n", _("  - nothing else: it had no exchange folder or host folders"));
-	len = cat(text, sizeof(text), len, _("  - the image %s\n"), s->rec.image_ref && *s->rec.image_ref ? s->rec.image_ref : s->rec.image_digest);
+		len = ui_confirm_cat(text, sizeof(text), len, "%s\n", _("  - nothing else: it had no exchange folder or host folders"));
+	len = ui_confirm_cat(text, sizeof(text), len, _("  - the image %s\n"), s->rec.image_ref && *s->rec.image_ref ? s->rec.image_ref : s->rec.image_digest);
 	snprintf(title, sizeof(title), _("Remove sandbox '%s'?"), s->rec.name);
 	ui_confirm_open(app, title, text, _("Remove"), do_remove, s->rec.name);
 	free(exchange);

@@ -5,7 +5,6 @@
  * others done and its sandbox marked. */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,20 +103,6 @@ int ui_marks_action(struct ui_app *app, enum ui_action a)
 
 /* ---- the bulk actions ---- */
 
-static size_t cat(char *buf, size_t size, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static size_t cat(char *buf, size_t size, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (len >= size)
-		return len;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf + len, size - len, fmt, ap);
-	va_end(ap);
-	return n < 0 ? len : len + (size_t)n;
-}
-
 /* Why a does not apply to s, NULL when it does. */
 static const char *not_applicable(const struct sb_sandbox_info *s, enum ui_action a)
 {
@@ -136,18 +121,18 @@ static size_t removal_line(char *buf, size_t size, size_t len, struct ui_app *ap
 	size_t shells = ui_shells_count(app, s->rec.name);
 
 	/* the workspace's path is in the single removal's dialog: here one line each */
-	len = cat(buf, size, len, s->rec.kind == SB_KIND_PERMANENT ? _("  %s (%s): removed: PERMANENT workspace")
+	len = ui_confirm_cat(buf, size, len, s->rec.kind == SB_KIND_PERMANENT ? _("  %s (%s): removed: PERMANENT workspace")
 		  : _("  %s (%s): removed: workspace"), s->rec.name, sb_sandbox_state_name(s->rec.state));
 	if (shells)
-		len = cat(buf, size, len, _(", %zu shell(s)"), shells);
-	len = cat(buf, size, len, "%s", _("; kept:"));
+		len = ui_confirm_cat(buf, size, len, _(", %zu shell(s)"), shells);
+	len = ui_confirm_cat(buf, size, len, "%s", _("; kept:"));
 	if (s->rec.exchange)
-		len = cat(buf, size, len, " %s", _("exchange folder"));
+		len = ui_confirm_cat(buf, size, len, " %s", _("exchange folder"));
 	for (size_t i = 0; i < s->rec.n_mounts; i++)
-		len = cat(buf, size, len, _("%s host folder %s"), s->rec.exchange || i ? "," : "", s->rec.mounts[i].host);
+		len = ui_confirm_cat(buf, size, len, _("%s host folder %s"), s->rec.exchange || i ? "," : "", s->rec.mounts[i].host);
 	if (!s->rec.exchange && !s->rec.n_mounts)
-		len = cat(buf, size, len, " %s", _("nothing (no exchange or host folders)"));
-	return cat(buf, size, len, "\n");
+		len = ui_confirm_cat(buf, size, len, " %s", _("nothing (no exchange or host folders)"));
+	return ui_confirm_cat(buf, size, len, "\n");
 }
 
 static size_t action_line(char *buf, size_t size, size_t len, struct ui_app *app, const struct sb_sandbox_info *s,
@@ -159,24 +144,24 @@ static size_t action_line(char *buf, size_t size, size_t len, struct ui_app *app
 	case UI_ACT_REMOVE:
 		return removal_line(buf, size, len, app, s);
 	case UI_ACT_STOP:
-		len = cat(buf, size, len, _("  %s: stopped, memory kept on disk"), s->rec.name);
+		len = ui_confirm_cat(buf, size, len, _("  %s: stopped, memory kept on disk"), s->rec.name);
 		break;
 	case UI_ACT_RESTORE:
-		len = cat(buf, size, len, _("  %s: restored"), s->rec.name);
+		len = ui_confirm_cat(buf, size, len, _("  %s: restored"), s->rec.name);
 		break;
 	case UI_ACT_EXPIRE:
-		len = cat(buf, size, len, _("  %s: expires now (%s)"), s->rec.name, sb_expiry_action_name(s->rec.expiry_action));
+		len = ui_confirm_cat(buf, size, len, _("  %s: expires now (%s)"), s->rec.name, sb_expiry_action_name(s->rec.expiry_action));
 		break;
 	case UI_ACT_EXTEND:
-		len = cat(buf, size, len, _("  %s: idle timeout an hour longer"), s->rec.name);
+		len = ui_confirm_cat(buf, size, len, _("  %s: idle timeout an hour longer"), s->rec.name);
 		break;
 	default:
-		len = cat(buf, size, len, _("  %s: its idle time starts again"), s->rec.name);
+		len = ui_confirm_cat(buf, size, len, _("  %s: its idle time starts again"), s->rec.name);
 		break;
 	}
 	if (shells && (a == UI_ACT_STOP || a == UI_ACT_EXPIRE))
-		len = cat(buf, size, len, _(", %zu shell(s) closed first"), shells);
-	return cat(buf, size, len, "\n");
+		len = ui_confirm_cat(buf, size, len, _(", %zu shell(s) closed first"), shells);
+	return ui_confirm_cat(buf, size, len, "\n");
 }
 
 struct bulk {
@@ -271,7 +256,7 @@ int ui_marks_bulk(struct ui_app *app, enum ui_action a)
 
 	if (!app->n_marks)
 		return 0;
-	len = cat(text, sizeof(text), len, "%s\n", a == UI_ACT_REMOVE ? _("Removed, and kept, per sandbox:") : _("Per sandbox:"));
+	len = ui_confirm_cat(text, sizeof(text), len, "%s\n", a == UI_ACT_REMOVE ? _("Removed, and kept, per sandbox:") : _("Per sandbox:"));
 	for (size_t i = 0; i < app->n_marks; i++) {
 		struct sb_sandbox_info *s = ui_app_find_sandbox(app, app->marks[i]);
 		if (s && !not_applicable(s, a)) {
@@ -283,8 +268,8 @@ int ui_marks_bulk(struct ui_app *app, enum ui_action a)
 		struct sb_sandbox_info *s = ui_app_find_sandbox(app, app->marks[i]);
 		const char *why = s ? not_applicable(s, a) : NULL;
 		if (why) {
-			len = cat(text, sizeof(text), len, "%s", skipped++ ? "" : _("\nLeft alone:\n"));
-			len = cat(text, sizeof(text), len, "  %s: %s\n", s->rec.name, why);
+			len = ui_confirm_cat(text, sizeof(text), len, "%s", skipped++ ? "" : _("\nLeft alone:\n"));
+			len = ui_confirm_cat(text, sizeof(text), len, "  %s: %s\n", s->rec.name, why);
 		}
 	}
 	if (!n) {
@@ -293,7 +278,7 @@ int ui_marks_bulk(struct ui_app *app, enum ui_action a)
 		return 1;
 	}
 	if (a == UI_ACT_REMOVE)
-		cat(text, sizeof(text), len, "%s", _("\nImages and the exchange folder are kept in every case."));
+		ui_confirm_cat(text, sizeof(text), len, "%s", _("\nImages and the exchange folder are kept in every case."));
 	snprintf(title, sizeof(title), ngettext("%s %zu marked sandbox?", "%s %zu marked sandboxes?", n),
 		 _(ui_action_info(a)->name), n);
 	snprintf(yes, sizeof(yes), ngettext("%s %zu sandbox", "%s %zu sandboxes", n), _(ui_action_info(a)->name), n);

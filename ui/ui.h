@@ -263,6 +263,8 @@ typedef void (*ui_confirm_fn)(struct ui_app *app, const char *name);
 void ui_confirm_open(struct ui_app *app, const char *title, const char *text, const char *yes_label,
 		     ui_confirm_fn on_yes, const char *name);
 void ui_confirm_remove(struct ui_app *app, const struct sb_sandbox_info *info);
+/* Appends to a dialog's text (len so far, returned grown; stops at size). */
+size_t ui_confirm_cat(char *buf, size_t size, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void ui_confirm_draw(struct ui_app *app);
 void ui_confirm_key(struct ui_app *app, int key);
 void ui_confirm_close(struct ui_app *app);
