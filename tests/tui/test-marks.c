@@ -236,3 +236,28 @@ Test(tui, new_views_at_80x24_in_monochrome)
 	cr_assert_eq(tui_wait_text(t, "needs a value", WAIT), 0, "%s", tui_screen(t));
 	quit(t);
 }
+
+/* A bulk action whose item fails reports it and leaves the others done: a
+ * broken sandbox (its record says so, as a crash leaves it) refuses removal
+ * without --force, the two beside it go. */
+Test(tui, bulk_failure_of_one_leaves_the_others_done)
+{
+	create("b1", NULL);
+	create("b2", NULL);
+	create("b3", NULL);
+	cli_ok("stop", "b2", NULL, NULL, NULL, NULL);
+	/* sed -i renames its result into place: a reader sees the old or the new record */
+	cr_assert_eq(tu_sh("sed -i 's/\"state\": *\"stopped\"/\"state\": \"broken\"/' %s/sandboxes/b2/sandbox.json", root_dir), 0);
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^b2 ", "broken", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "*d");
+	cr_assert_eq(tui_wait_text(t, "remove 3 marked sandboxes?", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_text(t, "remove: 2 of 3 done, 1 failed", 120000), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "remove b2 failed", WAIT), 0, "the event log names it:\n%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "[1 marked]", WAIT), 0, "the failed one stays marked:\n%s", tui_screen(t));
+	char *ls = listed();
+	cr_assert(strstr(ls, " b2 ") && !strstr(ls, " b1 ") && !strstr(ls, " b3 "), "%s", ls);
+	free(ls);
+	quit(t);
+}
