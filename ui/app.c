@@ -159,6 +159,7 @@ void ui_app_reload(struct ui_app *app)
 	ui_sandboxes_rebuild(app, selected);
 	sb_sandbox_list_free(old, n_old);
 	ui_marks_prune(app);
+	ui_panes[UI_PANE_IMAGES]->refilter(app);   /* its "user:" field comes from this listing */
 	app->listed = 1;
 	app->dirty = 1;
 }
@@ -318,9 +319,9 @@ static void draw_list(struct ui_app *app)
 		if (n > 0 && (size_t)n < sizeof(title) - len)
 			len += (size_t)n;
 	}
-	if (app->pane == UI_PANE_SANDBOXES && (app->filter[0] || app->overlay == UI_OV_FILTER))
+	if (app->filters[app->pane].text[0] || app->overlay == UI_OV_FILTER)
 		snprintf(title + len, sizeof(title) - len, _("  filter: %s%s"),
-			 app->overlay == UI_OV_FILTER ? app->filter_edit : app->filter,
+			 app->overlay == UI_OV_FILTER ? app->filter_edit : app->filters[app->pane].text,
 			 app->overlay == UI_OV_FILTER ? "_" : "");
 	ui_draw_header(w, title, 1);
 	ui_panes[app->pane]->draw(app, w, app->focus_shell < 0);
@@ -489,6 +490,13 @@ static void pane_key(struct ui_app *app, int key)
 		break;
 	case UI_ACT_SHELLS:
 		ui_shells_list_open(app);
+		break;
+	case UI_ACT_FILTER:
+		if (ui_panes[app->pane]->fields)
+			ui_filter_open(app);
+		else if (!ui_panes[app->pane]->action(app, a))
+			ui_app_message(app, 1, _("'%s' does not apply to the %s pane"), ui_action_info(a)->name,
+				       _(ui_panes[app->pane]->title));
 		break;
 	case UI_ACT_COMMAND:
 		ui_command_open(app);

@@ -63,7 +63,7 @@ static void on_ls(struct ui_app *app, const struct command *cmd, int argc, char 
 {
 	(void)cmd, (void)argc, (void)argv;
 	app->pane = UI_PANE_SANDBOXES;
-	if (ui_filter_set(app, rest) == 0)
+	if (ui_filter_set(app, UI_PANE_SANDBOXES, rest) == 0)
 		ui_history_add(&app->filter_hist, rest);
 }
 

@@ -1,6 +1,6 @@
-/* The filter line: a query (query.h) applied live while it is typed; a query
- * that does not parse leaves the one in force and says why. Up and Down walk
- * the queries given before. */
+/* The filter line: a query (query.h) on the focused pane, applied live while
+ * it is typed; a query that does not parse leaves the one in force and says
+ * why. Up and Down walk the queries given before (one history for all panes). */
 #include "config.h"
 
 #include <stdio.h>
@@ -12,30 +12,40 @@
 #include "theme.h"
 #include "ui.h"
 
-int ui_filter_set(struct ui_app *app, const char *text)
+int ui_filter_match(const struct ui_app *app, enum ui_pane_id pane, const void *row)
 {
+	return ui_query_match(app->filters[pane].query, row);
+}
+
+int ui_filter_set(struct ui_app *app, enum ui_pane_id pane, const char *text)
+{
+	struct ui_pane_filter *f = &app->filters[pane];
 	struct ui_query *q;
 	char why[160];
 
-	if (ui_query_parse(&q, text, &ui_sandbox_fields, why, sizeof(why)) < 0) {
+	if (!ui_panes[pane]->fields)
+		return -1;
+	if (ui_query_parse(&q, text, ui_panes[pane]->fields, why, sizeof(why)) < 0) {
 		snprintf(app->filter_error, sizeof(app->filter_error), "%s", why);
-		ui_app_message(app, 1, _("filter refused, '%s' stays: %s"), app->filter, why);
+		ui_app_message(app, 1, _("filter refused, '%s' stays: %s"), f->text, why);
 		return -1;
 	}
-	ui_query_free(app->query);
-	app->query = q;
+	ui_query_free(f->query);
+	f->query = q;
 	app->filter_error[0] = '\0';
-	snprintf(app->filter, sizeof(app->filter), "%s", text);
-	app->views[UI_PANE_SANDBOXES].selected = 0;
-	app->views[UI_PANE_SANDBOXES].top = 0;
-	ui_sandboxes_rebuild(app, NULL);
+	snprintf(f->text, sizeof(f->text), "%s", text);
+	app->views[pane].selected = 0;
+	app->views[pane].top = 0;
+	ui_panes[pane]->refilter(app);
+	app->dirty = 1;
 	return 0;
 }
 
 void ui_filter_open(struct ui_app *app)
 {
-	snprintf(app->filter_edit, sizeof(app->filter_edit), "%s", app->filter);
-	snprintf(app->filter_before, sizeof(app->filter_before), "%s", app->filter);
+	app->filter_pane = app->pane;
+	snprintf(app->filter_edit, sizeof(app->filter_edit), "%s", app->filters[app->pane].text);
+	snprintf(app->filter_before, sizeof(app->filter_before), "%s", app->filters[app->pane].text);
 	app->filter_error[0] = '\0';
 	app->filter_hist.pos = app->filter_hist.n;
 	app->overlay = UI_OV_FILTER;
@@ -47,16 +57,16 @@ void ui_filter_key(struct ui_app *app, int key)
 	app->dirty = 1;
 	if (key == 27) {                       /* Esc: clear and close */
 		app->overlay = UI_OV_NONE;
-		ui_filter_set(app, "");
+		ui_filter_set(app, app->filter_pane, "");
 		return;
 	}
 	if (key == '\n' || key == '\r' || key == UI_KEY_FN + KEY_ENTER) {
 		app->overlay = UI_OV_NONE;
 		/* from the filter in force when the line opened (what was typed on
 		 * the way filtered live): a refused query leaves that one */
-		ui_filter_set(app, app->filter_before);
-		if (ui_filter_set(app, app->filter_edit) == 0)
-			ui_history_add(&app->filter_hist, app->filter);
+		ui_filter_set(app, app->filter_pane, app->filter_before);
+		if (ui_filter_set(app, app->filter_pane, app->filter_edit) == 0)
+			ui_history_add(&app->filter_hist, app->filter_edit);
 		return;
 	}
 	if (!ui_history_key(&app->filter_hist, key, app->filter_edit, sizeof(app->filter_edit)) &&
@@ -65,12 +75,12 @@ void ui_filter_key(struct ui_app *app, int key)
 	/* live, but quietly: a query half typed is often not one yet */
 	struct ui_query *q;
 	char why[160];
-	if (ui_query_parse(&q, app->filter_edit, &ui_sandbox_fields, why, sizeof(why)) < 0) {
+	if (ui_query_parse(&q, app->filter_edit, ui_panes[app->filter_pane]->fields, why, sizeof(why)) < 0) {
 		snprintf(app->filter_error, sizeof(app->filter_error), "%s", why);
 		return;
 	}
 	ui_query_free(q);
-	ui_filter_set(app, app->filter_edit);
+	ui_filter_set(app, app->filter_pane, app->filter_edit);
 }
 
 void ui_filter_draw(struct ui_app *app, WINDOW *w)
@@ -88,7 +98,9 @@ void ui_filter_draw(struct ui_app *app, WINDOW *w)
 
 void ui_filter_free(struct ui_app *app)
 {
-	ui_query_free(app->query);
-	app->query = NULL;
+	for (int p = 0; p < UI_PANE_COUNT; p++) {
+		ui_query_free(app->filters[p].query);
+		app->filters[p].query = NULL;
+	}
 	ui_history_free(&app->filter_hist);
 }

@@ -149,6 +149,8 @@ void ui_help_open(struct ui_app *app)
 			      "  idle>2h       idle or expires, above (>) or below (<) a duration\n"
 			      "  !term         inverts a term: !state:running\n"
 			      "  A query that does not parse is refused and the one in force stays.\n"));
+	append(&text, &len, _("  In the Images pane the fields are name, digest and user (a sandbox using\n"
+			      "  it); the Mounts pane follows the Sandboxes filter; 5 searches on '/'.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Marks\n"
 			      "  Space marks the sandbox, C-Space marks from the last mark to the cursor,\n"

@@ -183,7 +183,12 @@ static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_V
 static const char *const field_names[] = { "name", "state", "kind", "owner", "label", "net", "image", "idle",
 					   "expires", NULL };
 static const char *const duration_names[] = { "idle", "expires", NULL };
-const struct ui_query_fields ui_sandbox_fields = { field_names, duration_names, values };
+static const struct ui_query_fields fields = { field_names, duration_names, values };
+
+static void refilter(struct ui_app *app)
+{
+	ui_sandboxes_rebuild(app, NULL);
+}
 
 void ui_sandboxes_rebuild(struct ui_app *app, const char *keep)
 {
@@ -198,7 +203,7 @@ void ui_sandboxes_rebuild(struct ui_app *app, const char *keep)
 	app->order = order;
 	app->n_order = 0;
 	for (size_t i = 0; i < app->n_sbx; i++)
-		if (ui_query_match(app->query, &app->sbx[i]))
+		if (ui_filter_match(app, UI_PANE_SANDBOXES, &app->sbx[i]))
 			order[app->n_order++] = i;
 	sort_app = app;
 	qsort(order, app->n_order, sizeof(*order), compare);
@@ -274,7 +279,7 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 	}
 	if (app->n_order == 0) {
 		const char *msg = !app->listed ? _("reading…")
-				  : app->filter[0] ? _("no sandbox matches the filter (Esc on '/' clears it)")
+				  : app->filters[UI_PANE_SANDBOXES].text[0] ? _("no sandbox matches the filter (Esc on '/' clears it)")
 				  : _("no sandboxes yet: press c to create one");
 		ui_draw_put(w, 3, 2, width - 4, msg, ui_theme_attr(UI_ROLE_DIM));
 		return;
@@ -400,9 +405,6 @@ static int action(struct ui_app *app, enum ui_action a)
 		app->sort_reverse = !app->sort_reverse;
 		ui_sandboxes_rebuild(app, NULL);
 		return 1;
-	case UI_ACT_FILTER:
-		ui_filter_open(app);
-		return 1;
 	case UI_ACT_DIFF:
 	case UI_ACT_COPY_OUT:
 		if (!s)
@@ -442,6 +444,8 @@ const struct ui_pane ui_pane_sandboxes = {
 	.details = details,
 	.action = action,
 	.hints = hints,
+	.fields = &fields,
+	.refilter = refilter,
 };
 
 /* ---- live numbers of the selected sandbox ---- */

@@ -39,6 +39,10 @@ struct ui_pane {
 	/* 1 when handled */
 	int (*action)(struct ui_app *app, enum ui_action a);
 	const enum ui_action *hints;             /* UI_ACT_NONE-terminated, for the status line */
+	/* what its filter query (filter.c) looks at, NULL: no filter ('/' is the
+	 * pane's own); refilter applies a changed query to the view */
+	const struct ui_query_fields *fields;
+	void (*refilter)(struct ui_app *app);
 };
 
 extern const struct ui_pane ui_pane_sandboxes, ui_pane_images, ui_pane_mounts, ui_pane_sessions, ui_pane_timeline;
@@ -89,8 +93,12 @@ struct ui_app {
 	size_t n_order;
 	enum ui_sb_column sort_col;
 	int sort_reverse;
-	char filter[128];                        /* the query in force (query.h) */
-	struct ui_query *query;                  /* it parsed; NULL: everything */
+	/* each pane's query in force (query.h; filter.c), parsed (NULL: all) */
+	struct ui_pane_filter {
+		char text[128];
+		struct ui_query *query;
+	} filters[UI_PANE_COUNT];
+	enum ui_pane_id filter_pane;             /* the pane the filter line edits */
 	char filter_edit[128];                   /* the filter line while it is edited */
 	char filter_before[128];                 /* the query in force when it opened */
 	char filter_error[192];                  /* why the edited query is refused */
@@ -282,12 +290,13 @@ void ui_history_add(struct ui_history *h, const char *text);
 int ui_history_key(struct ui_history *h, int key, char *buf, size_t size);
 void ui_history_free(struct ui_history *h);
 
-/* filter.c: the filter line (a query, query.h) and its history */
-extern const struct ui_query_fields ui_sandbox_fields;
+/* filter.c: the filter line of the focused pane (a query, query.h) and its history */
 void ui_filter_open(struct ui_app *app);
 void ui_filter_key(struct ui_app *app, int key);
-/* Sets the query in force; -1 (message shown, the previous one kept) when bad. */
-int ui_filter_set(struct ui_app *app, const char *text);
+/* Sets the query in force of a pane; -1 (message shown, the previous one kept) when bad. */
+int ui_filter_set(struct ui_app *app, enum ui_pane_id pane, const char *text);
+/* Whether row passes the pane's query. */
+int ui_filter_match(const struct ui_app *app, enum ui_pane_id pane, const void *row);
 void ui_filter_draw(struct ui_app *app, WINDOW *w);
 void ui_filter_free(struct ui_app *app);
 

@@ -137,6 +137,17 @@ Test(tui, filter_queries_of_each_form)
 	cr_assert_eq(tui_wait_text(t, "/kind:permanent", WAIT), 0, "%s", tui_screen(t));
 	tui_send(t, "\x1bOA\r");
 	cr_assert_eq(tui_wait_text(t, "filter: idle>2h", WAIT), 0, "%s", tui_screen(t));
+	/* the Images pane has its own query, on its own fields */
+	tui_send(t, "2/user:nobody\r");
+	cr_assert_eq(tui_wait_text(t, "no image matches the filter", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "[2 Images (0)]", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/\x15user:f2 name:*default*\r");
+	cr_assert_eq(tui_wait_text(t, "[2 Images (1)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "sandbench/default", "f1, f2, f3", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/\x15state:x\r");
+	cr_assert_eq(tui_wait_text(t, "unknown field 'state' (fields: name digest user)", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "1");
+	cr_assert_eq(tui_wait_text(t, "filter: idle>2h", WAIT), 0, "each pane keeps its own:\n%s", tui_screen(t));
 	quit(t);
 }
 
