@@ -581,6 +581,12 @@ Test(tui, readonly_refuses_changes)
 	tui_send(t, "c");
 	cr_assert_eq(tui_wait_text(t, "read-only: 'create' is refused", WAIT), 0);
 	cr_assert_eq(tui_find_row(t, "Create a sandbox"), -1);
+	/* the command line and the marks obey it too */
+	tui_send(t, ":rm alpha\r");
+	cr_assert_eq(tui_wait_text(t, "read-only: 'remove' is refused", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, " x");
+	cr_assert_eq(tui_wait_text(t, "read-only: 'stop' is refused", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, "marked sandbox"), -1);
 	state = cli_state("alpha");
 	cr_assert_str_eq(state ? state : "", "running");
 	free(state);
