@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "harness.h"
@@ -270,5 +271,32 @@ Test(tui, bulk_failure_of_one_leaves_the_others_done)
 	char *ls = listed();
 	cr_assert(strstr(ls, " b2 ") && !strstr(ls, " b1 ") && !strstr(ls, " b3 "), "%s", ls);
 	free(ls);
+	quit(t);
+}
+
+/* gc asks first with its dry run: a record deleted by hand leaves a container
+ * and a disk that nothing accounts for; n keeps them, y reconciles. */
+Test(tui, gc_asks_first_with_its_dry_run)
+{
+	create("lost", NULL);
+	char *json = sb_strdupf("%s/sandboxes/lost/sandbox.json", root_dir);
+	cr_assert_eq(unlink(json), 0);
+	free(json);
+	struct tui *t = open_tui(NULL, NULL);
+	tui_send(t, "X");
+	cr_assert_eq(tui_wait_text(t, "Reconcile (gc)?", 60000), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "container", ": ", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "n");
+	cr_assert_eq(tui_wait_gone(t, "Reconcile (gc)?", WAIT), 0);
+	struct tu_run r = tu_sandbench(root_dir, NULL, "gc", "--dry-run", NULL);
+	cr_assert(r.out && strstr(r.out, "container"), "n changed nothing: %s", r.out);
+	tu_run_free(&r);
+	tui_send(t, "X");
+	cr_assert_eq(tui_wait_text(t, "Reconcile (gc)?", 60000), 0);
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_text(t, "gc: done", 60000), 0, "%s", tui_screen(t));
+	r = tu_sandbench(root_dir, NULL, "gc", "--dry-run", NULL);
+	cr_assert(r.out && strstr(r.out, "nothing to reconcile"), "y reconciled: %s", r.out);
+	tu_run_free(&r);
 	quit(t);
 }
