@@ -9,6 +9,8 @@
 
 #include "base/i18n.h"
 #include "image/bootstrap.h"
+#include "sandbox/gc.h"
+#include "session/session.h"
 #include "ui.h"
 #include "base/units.h"
 
@@ -16,10 +18,54 @@
 #define EXTEND_SECONDS 3600
 
 struct op {
+	enum ui_action action;
 	char name[SB_SANDBOX_NAME_MAX + 1];
 	char done_msg[256];
 };
 
+/* The lifecycle actions on one sandbox and the CLI command that does the
+ * same (NULL: none does yet), for the command log. */
+static const struct {
+	enum ui_action action;
+	const char *cli;
+} cli_verbs[] = {
+	{ UI_ACT_STOP, "stop" }, { UI_ACT_RESTORE, "restore" }, { UI_ACT_REMOVE, "rm" },
+	{ UI_ACT_TOUCH, "touch" }, { UI_ACT_EXPIRE, NULL }, { UI_ACT_EXTEND, NULL },
+};
+
+int ui_action_apply(struct sb_root *root, enum ui_action a, const char *name, struct sb_error *err)
+{
+	switch (a) {
+	case UI_ACT_STOP:
+		return sb_sandbox_stop(root, name, _("stopped from the workbench"), err);
+	case UI_ACT_RESTORE:
+		return sb_sandbox_restore(root, name, err);
+	case UI_ACT_REMOVE:
+		return sb_sandbox_remove(root, name, 0, err);
+	case UI_ACT_EXPIRE:
+		return sb_sandbox_expire(root, name, err);
+	case UI_ACT_EXTEND:
+		return sb_sandbox_extend(root, name, EXTEND_SECONDS, err);
+	case UI_ACT_TOUCH:
+		return sb_sandbox_touch(root, name, err);
+	default:
+		return sb_error_set(err, SB_ERR_INVALID, _("not an action on a sandbox"));
+	}
+}
+
+void ui_action_log(struct ui_app *app, enum ui_action a, const char *name)
+{
+	for (size_t i = 0; i < sizeof(cli_verbs) / sizeof(cli_verbs[0]); i++) {
+		if (cli_verbs[i].action != a)
+			continue;
+		if (cli_verbs[i].cli) {
+			const char *args[] = { cli_verbs[i].cli, name, NULL };
+			ui_cmdlog_add(app, args);
+		} else {
+			ui_cmdlog_note(app, ui_action_info(a)->name, name);
+		}
+	}
+}
 
 static void op_done(struct ui_app *app, int rc, const char *message, void *arg)
 {
@@ -34,54 +80,34 @@ static void op_done(struct ui_app *app, int rc, const char *message, void *arg)
 	ui_app_reload(app);
 }
 
-static int job_stop(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+static int job_op(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
 {
+	struct op *o = arg;
+
 	(void)ctx;
-	return sb_sandbox_stop(root, ((struct op *)arg)->name, _("stopped from the workbench"), err);
+	return ui_action_apply(root, o->action, o->name, err);
 }
 
-static int job_restore(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
-{
-	(void)ctx;
-	return sb_sandbox_restore(root, ((struct op *)arg)->name, err);
-}
-
-static int job_remove(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
-{
-	(void)ctx;
-	return sb_sandbox_remove(root, ((struct op *)arg)->name, 0, err);
-}
-
-static int job_expire(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
-{
-	(void)ctx;
-	return sb_sandbox_expire(root, ((struct op *)arg)->name, err);
-}
-
-static int job_extend(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
-{
-	(void)ctx;
-	return sb_sandbox_extend(root, ((struct op *)arg)->name, EXTEND_SECONDS, err);
-}
-
-static void start_job(struct ui_app *app, ui_job_fn fn, const char *name, const char *label, const char *done_msg)
+static void start_job(struct ui_app *app, enum ui_action a, const char *name, const char *label, const char *done_msg)
 {
 	struct op *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return;
+	o->action = a;
 	snprintf(o->name, sizeof(o->name), "%s", name);
 	snprintf(o->done_msg, sizeof(o->done_msg), "%s", done_msg);
-	ui_job_start(app, label, fn, o, op_done, free);
+	ui_action_log(app, a, name);
+	ui_job_start(app, label, job_op, o, op_done, free);
 }
 
 /* The messages are formatted here, where gettext's format checking sees them. */
-#define START(app, fn, name, label_fmt, done_fmt)                                 \
+#define START(app, a, name, label_fmt, done_fmt)                                  \
 	do {                                                                      \
 		char label_[160], done_[256];                                     \
 		snprintf(label_, sizeof(label_), label_fmt, name);                \
 		snprintf(done_, sizeof(done_), done_fmt, name);                   \
-		start_job(app, fn, name, label_, done_);                          \
+		start_job(app, a, name, label_, done_);                           \
 	} while (0)
 
 static void stop_now(struct ui_app *app, const char *name)
@@ -90,7 +116,7 @@ static void stop_now(struct ui_app *app, const char *name)
 
 	if (closed)
 		ui_event_add(app, 0, _("%s: closed %d attached shell(s) before stopping"), name, closed);
-	START(app, job_stop, name, _("stopping %s"), _("stopped %s (memory kept on disk)"));
+	START(app, UI_ACT_STOP, name, _("stopping %s"), _("stopped %s (memory kept on disk)"));
 }
 
 static void inspect(struct ui_app *app, const struct sb_sandbox_info *s)
@@ -114,7 +140,7 @@ void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_i
 	switch (a) {
 	case UI_ACT_NONE:   /* removal, confirmed */
 		ui_shells_close(app, s->rec.name);
-		START(app, job_remove, s->rec.name, _("removing %s"), _("removed %s"));
+		START(app, UI_ACT_REMOVE, s->rec.name, _("removing %s"), _("removed %s"));
 		break;
 	case UI_ACT_SHELL:
 		if (s->rec.state != SB_STATE_RUNNING)
@@ -142,7 +168,7 @@ void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_i
 		if (s->rec.state == SB_STATE_RUNNING)
 			ui_app_message(app, 1, _("%s is already running"), s->rec.name);
 		else
-			START(app, job_restore, s->rec.name, _("restoring %s"), _("restored %s"));
+			START(app, UI_ACT_RESTORE, s->rec.name, _("restoring %s"), _("restored %s"));
 		break;
 	case UI_ACT_REMOVE:
 		ui_confirm_remove(app, s);
@@ -153,13 +179,14 @@ void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_i
 			break;
 		}
 		ui_shells_close(app, s->rec.name);
-		START(app, job_expire, s->rec.name, _("expiring %s"), _("expired %s"));
+		START(app, UI_ACT_EXPIRE, s->rec.name, _("expiring %s"), _("expired %s"));
 		break;
 	case UI_ACT_EXTEND:
-		START(app, job_extend, s->rec.name, _("extending %s"), _("extended the idle timeout of %s by an hour"));
+		START(app, UI_ACT_EXTEND, s->rec.name, _("extending %s"), _("extended the idle timeout of %s by an hour"));
 		break;
 	case UI_ACT_TOUCH:
 		/* one utimensat: no need for a job */
+		ui_action_log(app, UI_ACT_TOUCH, s->rec.name);
 		if (sb_sandbox_touch(app->root, s->rec.name, &err) < 0)
 			ui_app_message(app, 1, "%s", err.msg);
 		else
@@ -325,4 +352,76 @@ void ui_action_bootstrap(struct ui_app *app)
 	ui_event_add(app, 0, _("first start on an empty root: building the default image, then sandbox '%s'"),
 		     DEFAULT_SANDBOX);
 	ui_job_start(app, _("preparing the default image"), job_bootstrap, NULL, bootstrap_done, NULL);
+}
+
+/* ---- gc: its dry run first, in a confirmation, then the real one ---- */
+
+static int job_gc(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
+{
+	unsigned flags = arg ? SB_GC_DRY_RUN : 0;
+	struct sb_gc_item *items;
+	char **stale = NULL;
+	size_t n, n_stale = 0;
+	int rc;
+
+	if ((rc = sb_gc(&items, &n, root, flags, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].rc < 0)
+			ui_job_event(ctx, 1, "gc: %s %s: %s", items[i].kind, items[i].name, items[i].message);
+		else if (!arg)
+			ui_job_event(ctx, 0, "gc: %s %s: %s", items[i].kind, items[i].name, _(items[i].action));
+		ui_job_result(ctx, "  %-9s %s: %s", items[i].kind, items[i].name, _(items[i].action));
+	}
+	free(items);
+	sb_session_gc(&stale, &n_stale, root, flags & SB_GC_DRY_RUN, NULL);
+	for (size_t i = 0; i < n_stale; i++)
+		ui_job_result(ctx, "  %-9s %s: %s", "session", stale[i], _("cleaned the session of a dead holder"));
+	sb_session_names_free(stale, n_stale);
+	return 0;
+}
+
+static void gc_done(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	(void)arg;
+	if (rc < 0)
+		ui_app_message(app, 1, _("gc: %s"), message);
+	else
+		ui_app_message(app, 0, "%s", message[0] ? _("gc: done (see the events)") : _("gc: nothing to reconcile"));
+	ui_app_reload(app);
+}
+
+static void gc_now(struct ui_app *app, const char *unused)
+{
+	static const char *const args[] = { "gc", NULL };
+
+	(void)unused;
+	ui_cmdlog_add(app, args);
+	ui_job_start(app, _("gc"), job_gc, NULL, gc_done, NULL);
+}
+
+static void gc_planned(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	static char text[8192];
+
+	(void)arg;
+	if (rc < 0) {
+		ui_app_message(app, 1, _("gc --dry-run: %s"), message);
+	} else if (!message[0]) {
+		ui_app_message(app, 0, "%s", _("gc: nothing to reconcile"));
+	} else {
+		snprintf(text, sizeof(text), "%s\n%s", _("gc would do this (its dry run):"), message);
+		ui_confirm_open(app, _("Reconcile (gc)?"), text, _("run gc"), gc_now, "");
+	}
+}
+
+void ui_action_gc_ask(struct ui_app *app)
+{
+	static const char *const args[] = { "gc", "--dry-run", NULL };
+	static int dry = 1;   /* any non-NULL arg: the dry run */
+
+	if (ui_jobs_busy(app, _("gc")))
+		return;
+	ui_cmdlog_add(app, args);
+	ui_job_start(app, _("gc --dry-run"), job_gc, &dry, gc_planned, NULL);
 }

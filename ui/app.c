@@ -171,6 +171,8 @@ void ui_app_reload(struct ui_app *app)
 	app->n_sbx = n;
 	ui_sandboxes_rebuild(app, selected);
 	sb_sandbox_list_free(old, n_old);
+	ui_marks_prune(app);
+	ui_panes[UI_PANE_IMAGES]->refilter(app);   /* its "user:" field comes from this listing */
 	app->listed = 1;
 	app->dirty = 1;
 }
@@ -304,6 +306,10 @@ static void draw_title(struct ui_app *app)
 			  app->n_sbx),
 		 sb_root_path(app->root), app->n_sbx, running);
 	x = ui_draw_put(w, 0, 0, getmaxx(w), buf, ui_theme_attr(UI_ROLE_TITLEBAR) | A_BOLD);
+	if (app->n_marks) {
+		snprintf(buf, sizeof(buf), ngettext("[%zu marked] ", "[%zu marked] ", app->n_marks), app->n_marks);
+		x = ui_draw_put(w, 0, x, getmaxx(w) - x, buf, ui_theme_attr(UI_ROLE_TITLEBAR) | A_BOLD);
+	}
 	if (app->n_shells) {
 		char keys[32];
 		ui_shells_tabs(app, tabs, sizeof(tabs));
@@ -326,8 +332,9 @@ static void draw_list(struct ui_app *app)
 		if (n > 0 && (size_t)n < sizeof(title) - len)
 			len += (size_t)n;
 	}
-	if (app->pane == UI_PANE_SANDBOXES && (app->filter[0] || app->overlay == UI_OV_FILTER))
-		snprintf(title + len, sizeof(title) - len, _("  filter: %s%s"), app->filter,
+	if (app->filters[app->pane].text[0] || app->overlay == UI_OV_FILTER)
+		snprintf(title + len, sizeof(title) - len, _("  filter: %s%s"),
+			 app->overlay == UI_OV_FILTER ? app->filter_edit : app->filters[app->pane].text,
 			 app->overlay == UI_OV_FILTER ? "_" : "");
 	ui_draw_header(w, title, 1);
 	ui_panes[app->pane]->draw(app, w, app->focus_shell < 0);
@@ -360,11 +367,10 @@ static void render(struct ui_app *app, int force_shell)
 	ui_statusline_draw(app, app->w_status);
 	if (app->overlay == UI_OV_PROMPT)
 		ui_prompt_draw(app, app->w_status);
-	if (app->overlay == UI_OV_FILTER) {
-		char buf[256];
-		snprintf(buf, sizeof(buf), _("/%s   (Enter keeps the filter, Esc clears it)"), app->filter);
-		ui_draw_text(app->w_status, 0, 0, getmaxx(app->w_status), buf, ui_theme_attr(UI_ROLE_KEY), UI_LEFT);
-	}
+	if (app->overlay == UI_OV_FILTER)
+		ui_filter_draw(app, app->w_status);
+	if (app->overlay == UI_OV_COMMAND)
+		ui_command_draw(app, app->w_status);
 	wnoutrefresh(app->w_status);
 	if (app->focus_shell >= 0) {
 		if (force_shell)
@@ -406,10 +412,13 @@ static void render(struct ui_app *app, int force_shell)
 	case UI_OV_DIFF:
 		ui_diff_draw(app);
 		break;
+	case UI_OV_CMDLOG:
+		ui_cmdlog_draw(app);
+		break;
 	default:
 		break;
 	}
-	if (app->overlay == UI_OV_PROMPT)
+	if (app->overlay == UI_OV_PROMPT || app->overlay == UI_OV_COMMAND)
 		wnoutrefresh(app->w_status);   /* again, last: the cursor is in the prompt */
 	else if (app->overlay != UI_OV_NONE && app->overlay != UI_OV_FILTER)
 		wnoutrefresh(app->w_overlay);
@@ -495,6 +504,22 @@ static void pane_key(struct ui_app *app, int key)
 	case UI_ACT_SHELLS:
 		ui_shells_list_open(app);
 		break;
+	case UI_ACT_FILTER:
+		if (ui_panes[app->pane]->fields)
+			ui_filter_open(app);
+		else if (!ui_panes[app->pane]->action(app, a))
+			ui_app_message(app, 1, _("'%s' does not apply to the %s pane"), ui_action_info(a)->name,
+				       _(ui_panes[app->pane]->title));
+		break;
+	case UI_ACT_COMMAND:
+		ui_command_open(app);
+		break;
+	case UI_ACT_CMDLOG:
+		ui_cmdlog_open(app);
+		break;
+	case UI_ACT_GC:
+		ui_action_gc_ask(app);
+		break;
 	case UI_ACT_NEXT_SHELL:
 		if (app->n_shells)
 			ui_shell_focus(app, (app->focus_shell + 1) % (int)app->n_shells);
@@ -512,7 +537,7 @@ static void pane_key(struct ui_app *app, int key)
 
 static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
 {
-	int key = is_fn ? UI_KEY_FN + (int)ch : (int)ch;
+	int key = is_fn ? UI_KEY_FN + (int)ch : ch == 0 ? UI_KEY_C_SPACE : (int)ch;
 
 	if (is_fn && ch == KEY_RESIZE)
 		return;   /* SIGWINCH is ours (see handle_resize) */
@@ -538,6 +563,12 @@ static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
 		return;
 	case UI_OV_DIFF:
 		ui_diff_key(app, key);
+		return;
+	case UI_OV_CMDLOG:
+		ui_cmdlog_key(app, key);
+		return;
+	case UI_OV_COMMAND:
+		ui_command_key(app, key);
 		return;
 	case UI_OV_NONE:
 		break;
@@ -810,6 +841,10 @@ int ui_run(const struct ui_options *opts)
 	ui_sessions_free(&app);
 	ui_timeline_free(&app);
 	ui_diff_free(&app);
+	ui_filter_free(&app);
+	ui_history_free(&app.cmd_hist);
+	ui_marks_free(&app);
+	ui_cmdlog_free();
 	sb_sandbox_list_free(app.sbx, app.n_sbx);
 	free(app.order);
 	free(app.shells);

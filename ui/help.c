@@ -135,6 +135,27 @@ void ui_help_open(struct ui_app *app)
 			append(&text, &len, line);
 		}
 	}
+	static char cmds[4096];
+	ui_command_help(cmds, sizeof(cmds));
+	append(&text, &len, "\n");
+	append(&text, &len, _("Commands (after ':'; Tab completes, Up/Down: history)\n"));
+	append(&text, &len, cmds);
+	append(&text, &len, "\n");
+	append(&text, &len, _("Filter queries (after '/' or :ls; terms separated by spaces must all match)\n"
+			      "  text          in the name, owner, state or a label\n"
+			      "  /regex/       an extended regular expression, any case\n"
+			      "  field:glob    name state kind owner label net image: owner:plugin:*\n"
+			      "                label:team=x  net:on  image:python*  state:stopped\n"
+			      "  idle>2h       idle or expires, above (>) or below (<) a duration\n"
+			      "  !term         inverts a term: !state:running\n"
+			      "  A query that does not parse is refused and the one in force stays.\n"));
+	append(&text, &len, _("  In the Images pane the fields are name, digest and user (a sandbox using\n"
+			      "  it); the Mounts pane follows the Sandboxes filter; 5 searches on '/'.\n"));
+	append(&text, &len, "\n");
+	append(&text, &len, _("Marks\n"
+			      "  Space marks the sandbox, C-Space marks from the last mark to the cursor,\n"
+			      "  * marks all the filter shows, u clears. stop, restore, remove, expire,\n"
+			      "  extend and touch then act on all marked ones, after one confirmation.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("What counts as activity\n"
 			      "  A temporary sandbox expires when it has been idle for its idle timeout:\n"

@@ -3,7 +3,8 @@
  * and its result as lines on a socket that the poll loop reads:
  *   P <phase> <layer> <layers> <done> <total> <item>
  *   E <0|1> <text>
- *   D <text>            (a result for the done callback)
+ *   D <text>            (a result line for the done callback; several are joined)
+ *   S <i> <n> <item>    (item i of n of a job on several items)
  *   R <rc> <message>
  * A child process rather than a thread: the library's root lock and its
  * subreaping of runsc helpers are per process. */
@@ -37,7 +38,7 @@ struct ui_job {
 	size_t len;
 	int have_result, rc;
 	char message[1024];
-	char result[1024];
+	char result[8192];           /* the D lines, joined by newlines */
 	char progress[128];
 	long long started;           /* ms, for the elapsed time of long jobs */
 	void *arg;
@@ -115,6 +116,16 @@ void ui_job_result(struct ui_job_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 	one_line(text);
 	snprintf(line, sizeof(line), "D %s\n", text);
+	put_line(ctx->fd, line);
+}
+
+void ui_job_step(struct ui_job_ctx *ctx, size_t i, size_t n, const char *item)
+{
+	char line[512], text[400];
+
+	snprintf(text, sizeof(text), "%s", item);
+	one_line(text);
+	snprintf(line, sizeof(line), "S %zu %zu %s\n", i, n, text);
 	put_line(ctx->fd, line);
 }
 
@@ -220,7 +231,12 @@ static void handle_line(struct ui_app *app, struct ui_job *job, char *line)
 		snprintf(job->message, sizeof(job->message), "%s", *end ? end + 1 : "");
 		job->have_result = 1;
 	} else if (line[0] == 'D' && line[1] == ' ') {
-		snprintf(job->result, sizeof(job->result), "%s", line + 2);
+		size_t len = strlen(job->result);
+		snprintf(job->result + len, sizeof(job->result) - len, "%s%s", len ? "\n" : "", line + 2);
+	} else if (line[0] == 'S' && line[1] == ' ') {
+		int i, n, off = 0;
+		if (sscanf(line + 2, "%d %d %n", &i, &n, &off) >= 2)
+			snprintf(job->progress, sizeof(job->progress), "%d/%d %s", i, n, line + 2 + off);
 	} else if (line[0] == 'E' && line[1] == ' ' && line[2]) {
 		ui_event_add(app, line[2] == '1', "%s", line[3] ? line + 4 : "");
 	} else if (line[0] == 'P' && line[1] == ' ') {

@@ -50,6 +50,13 @@ static const struct ui_action_info actions[] = {
 	{ UI_ACT_FOLLOW, N_("follow"), UI_CTX_PANES, "F", N_("timeline: follow new entries (on/off)"), 0 },
 	{ UI_ACT_DIFF, N_("diff"), UI_CTX_PANES, "D", N_("what the sandbox changed against its image"), 0 },
 	{ UI_ACT_COPY_OUT, N_("copy-out"), UI_CTX_PANES, "C", N_("copy a file out of the sandbox (asks for the host path)"), 0 },
+	{ UI_ACT_MARK, N_("mark"), UI_CTX_PANES, "Space", N_("mark/unmark; actions then apply to all marked"), 0 },
+	{ UI_ACT_MARK_RANGE, N_("mark-range"), UI_CTX_PANES, "C-Space", N_("mark from the last mark to the cursor"), 0 },
+	{ UI_ACT_MARK_ALL, N_("mark-all"), UI_CTX_PANES, "*", N_("mark every sandbox the filter shows"), 0 },
+	{ UI_ACT_CLEAR_MARKS, N_("clear-marks"), UI_CTX_PANES, "u", N_("clear all marks"), 0 },
+	{ UI_ACT_COMMAND, N_("command"), UI_CTX_PANES, ":", N_("command line (:help lists the commands)"), 0 },
+	{ UI_ACT_CMDLOG, N_("commands"), UI_CTX_PANES, "L", N_("commands behind the actions (y copies)"), 0 },
+	{ UI_ACT_GC, N_("gc"), UI_CTX_PANES, "X", N_("gc: shows what it would do, then asks"), 1 },
 	{ UI_ACT_PREFIX, N_("prefix"), UI_CTX_SHELL, "C-g", N_("in a shell: back to the panes"), 0 },
 	{ UI_ACT_SCROLL_UP, N_("scroll-up"), UI_CTX_SHELL, "S-PgUp", N_("in a shell: scroll back"), 0 },
 	{ UI_ACT_SCROLL_DOWN, N_("scroll-down"), UI_CTX_SHELL, "S-PgDn", N_("in a shell: scroll forward"), 0 },
@@ -62,7 +69,7 @@ static const struct {
 	const char *name;
 	int key;
 } named_keys[] = {
-	{ "Enter", '\n' }, { "Tab", '\t' }, { "Esc", 27 }, { "Space", ' ' },
+	{ "Enter", '\n' }, { "Tab", '\t' }, { "Esc", 27 }, { "Space", ' ' }, { "C-Space", UI_KEY_C_SPACE },
 	{ "S-Tab", UI_KEY_FN + KEY_BTAB }, { "Up", UI_KEY_FN + KEY_UP }, { "Down", UI_KEY_FN + KEY_DOWN },
 	{ "Left", UI_KEY_FN + KEY_LEFT }, { "Right", UI_KEY_FN + KEY_RIGHT },
 	{ "PgUp", UI_KEY_FN + KEY_PPAGE }, { "PgDn", UI_KEY_FN + KEY_NPAGE },

@@ -17,6 +17,8 @@ enum ui_action {
 	UI_ACT_FILTER, UI_ACT_SORT, UI_ACT_SORT_REVERSE, UI_ACT_PULL, UI_ACT_PRUNE,
 	UI_ACT_SHELLS, UI_ACT_NEXT_SHELL,
 	UI_ACT_PANE_SESSIONS, UI_ACT_PANE_TIMELINE, UI_ACT_FOLLOW, UI_ACT_DIFF, UI_ACT_COPY_OUT,
+	UI_ACT_MARK, UI_ACT_MARK_RANGE, UI_ACT_MARK_ALL, UI_ACT_CLEAR_MARKS, UI_ACT_COMMAND, UI_ACT_CMDLOG,
+	UI_ACT_GC,
 	/* in a shell: the prefix key, then one of these */
 	UI_ACT_PREFIX, UI_ACT_SCROLL_UP, UI_ACT_SCROLL_DOWN,
 	/* watching a session read-only, and controlling it */
@@ -32,6 +34,8 @@ enum ui_key_context { UI_CTX_PANES, UI_CTX_SHELL, UI_CTX_WATCH, UI_CTX_CONTROL }
 
 /* A key is a Unicode codepoint, or an ncurses KEY_* code + UI_KEY_FN. */
 #define UI_KEY_FN 0x200000
+/* C-Space arrives as NUL, which ends a key list: it gets a code of its own. */
+#define UI_KEY_C_SPACE (UI_KEY_FN + 0x1fff)
 
 struct ui_action_info {
 	enum ui_action action;

@@ -9,6 +9,7 @@
 #include "draw.h"
 #include "base/i18n.h"
 #include "image/store.h"
+#include "query.h"
 #include "registry/registry.h"
 #include "ui.h"
 #include "base/units.h"
@@ -16,7 +17,61 @@
 struct images {
 	struct sb_image_info *list;
 	size_t n;
+	size_t *shown;               /* the rows of the pane: indexes that pass its query */
+	size_t n_shown;
 };
+
+/* The query's view of an image (query.h): its references, digest and users. */
+struct image_row {
+	struct ui_app *app;
+	const struct sb_image_info *img;
+};
+
+static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_VALUE_MAX], size_t max)
+{
+	const struct image_row *r = row;
+	size_t n = 0;
+
+	for (size_t i = 0; (!field || !strcmp(field, "name")) && i < r->img->n_refs && n < max; i++)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", r->img->refs[i]);
+	if ((!field || !strcmp(field, "digest")) && n < max)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", r->img->digest);
+	for (size_t i = 0; (!field || !strcmp(field, "user")) && i < r->app->n_sbx && n < max; i++)
+		if (!strcmp(r->app->sbx[i].rec.image_digest, r->img->digest))
+			snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", r->app->sbx[i].rec.name);
+	return n;
+}
+
+static const char *const field_names[] = { "name", "digest", "user", NULL };
+static const struct ui_query_fields fields = { field_names, NULL, values };
+
+static void refilter(struct ui_app *app)
+{
+	struct images *im = app->images;
+	size_t *shown;
+
+	if (!im || !(shown = realloc(im->shown, sizeof(*shown) * (im->n ? im->n : 1))))
+		return;
+	im->shown = shown;
+	im->n_shown = 0;
+	for (size_t i = 0; i < im->n; i++) {
+		struct image_row r = { app, &im->list[i] };
+		if (ui_filter_match(app, UI_PANE_IMAGES, &r))
+			shown[im->n_shown++] = i;
+	}
+	app->dirty = 1;
+}
+
+static const char *image_ref(const struct sb_image_info *img)
+{
+	return img->ref[0] ? img->ref : img->digest;
+}
+
+/* The image of a row of the pane, NULL if none. */
+static const struct sb_image_info *row_image(struct images *im, size_t row)
+{
+	return im && row < im->n_shown ? &im->list[im->shown[row]] : NULL;
+}
 
 static struct images *state(struct ui_app *app)
 {
@@ -42,7 +97,7 @@ void ui_images_reload(struct ui_app *app)
 	sb_image_list_free(im->list, im->n);
 	im->list = list;
 	im->n = n;
-	app->dirty = 1;
+	refilter(app);
 }
 
 void ui_images_free(struct ui_app *app)
@@ -52,6 +107,7 @@ void ui_images_free(struct ui_app *app)
 	if (!im)
 		return;
 	sb_image_list_free(im->list, im->n);
+	free(im->shown);
 	free(im);
 	app->images = NULL;
 }
@@ -69,12 +125,14 @@ const char *ui_images_ref(struct ui_app *app, size_t i)
 
 	if (!im || i >= im->n)
 		return NULL;
-	return im->list[i].ref[0] ? im->list[i].ref : im->list[i].digest;
+	return image_ref(&im->list[i]);
 }
 
 static size_t rows(struct ui_app *app)
 {
-	return ui_images_count(app);
+	struct images *im = state(app);
+
+	return im ? im->n_shown : 0;
 }
 
 /* The sandboxes pinned to img, from the workbench's own listing (current
@@ -111,14 +169,15 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 	ui_draw_text(w, 1, wr + 1, wd, _("DIGEST"), ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
 	ui_draw_text(w, 1, wr + wd + 2, ws, _("SIZE"), ui_theme_attr(UI_ROLE_COLUMNS), UI_RIGHT);
 	ui_draw_text(w, 1, wr + wd + ws + 3, wu, _("USED BY"), ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
-	if (!im || im->n == 0) {
-		ui_draw_put(w, 3, 2, width - 4, _("no images: 'sandbench image pull REF' or p here"), ui_theme_attr(UI_ROLE_DIM));
+	if (!im || im->n_shown == 0) {
+		ui_draw_put(w, 3, 2, width - 4, im && im->n ? _("no image matches the filter (Esc on '/' clears it)")
+			    : _("no images: 'sandbench image pull REF' or p here"), ui_theme_attr(UI_ROLE_DIM));
 		return;
 	}
-	ui_app_clamp_view(app, UI_PANE_IMAGES, im->n, h);
-	for (int r = 0; r < h && v->top + (size_t)r < im->n; r++) {
+	ui_app_clamp_view(app, UI_PANE_IMAGES, im->n_shown, h);
+	for (int r = 0; r < h && v->top + (size_t)r < im->n_shown; r++) {
 		size_t idx = v->top + (size_t)r;
-		const struct sb_image_info *img = &im->list[idx];
+		const struct sb_image_info *img = row_image(im, idx);
 		attr_t a = idx == v->selected ? ui_theme_attr(focused ? UI_ROLE_SELECTED : UI_ROLE_SELECTED_DIM) : A_NORMAL;
 		const char *hex = strchr(img->digest, ':');
 		ui_draw_text(w, 2 + r, 0, width, "", a, UI_LEFT);
@@ -138,9 +197,8 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	const struct sb_image_info *img;
 	char buf[1024];
 
-	if (!im || row >= im->n)
+	if (!(img = row_image(im, row)))
 		return;
-	img = &im->list[row];
 	line(ctx, _("Reference"), img->ref[0] ? img->ref : _("<untagged>"), 0);
 	for (size_t i = 1; i < img->n_refs; i++)
 		line(ctx, "", img->refs[i], 0);
@@ -178,19 +236,27 @@ static int job_remove(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, s
 	return rc;
 }
 
+/* arg non-NULL: the dry run, whose counts the confirmation shows */
 static int job_prune(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
 {
 	struct sb_image_prune_report rep;
 	char size[32];
 	int rc;
 
-	(void)arg;
-	if ((rc = sb_image_prune(&rep, root, err)) == 0) {
-		sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
+	if ((rc = arg ? sb_image_prune_dry_run(&rep, root, err) : sb_image_prune(&rep, root, err)) < 0)
+		return rc;
+	sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
+	if (!arg) {
 		ui_job_event(ctx, 0, _("prune: %zu image(s), %zu blob(s), %zu unpacked tree(s) removed, %s freed"), rep.images,
 			     rep.blobs, rep.rootfs, size);
+	} else if (rep.images + rep.blobs + rep.rootfs + rep.partial > 0) {
+		ui_job_result(ctx, _("  %zu image(s) with no reference that no sandbox uses"), rep.images);
+		ui_job_result(ctx, _("  %zu blob(s) no remaining image refers to"), rep.blobs);
+		ui_job_result(ctx, _("  %zu unpacked tree(s) of no image or of dead installs"), rep.rootfs);
+		ui_job_result(ctx, _("  %zu partial download(s)"), rep.partial);
+		ui_job_result(ctx, _("  %s freed in all"), size);
 	}
-	return rc;
+	return 0;
 }
 
 static void image_done(struct ui_app *app, int rc, const char *message, void *arg)
@@ -203,6 +269,31 @@ static void image_done(struct ui_app *app, int rc, const char *message, void *ar
 		ui_app_message(app, 0, "%s", _("done"));
 	}
 	ui_images_reload(app);
+}
+
+static void prune_now(struct ui_app *app, const char *unused)
+{
+	static const char *const args[] = { "image", "prune", NULL };
+
+	(void)unused;
+	ui_cmdlog_add(app, args);
+	ui_job_start(app, _("pruning images"), job_prune, NULL, image_done, NULL);
+}
+
+static void prune_planned(struct ui_app *app, int rc, const char *message, void *arg)
+{
+	static char text[2048];
+
+	(void)arg;
+	if (rc < 0) {
+		ui_app_message(app, 1, "%s", message);
+	} else if (!message[0]) {
+		ui_app_message(app, 0, "%s", _("prune: nothing to remove"));
+	} else {
+		snprintf(text, sizeof(text), "%s\n%s\n\n%s", _("Prune would remove (its dry run):"), message,
+			 _("Kept: every image with a reference or a sandbox, and its blobs."));
+		ui_confirm_open(app, _("Prune unused images?"), text, _("prune"), prune_now, "");
+	}
 }
 
 struct pull {
@@ -239,6 +330,10 @@ static void pull_start(struct ui_app *app, const char *ref)
 		return;
 	}
 	snprintf(p->ref, sizeof(p->ref), "%s", ref);
+	const char *args[] = { "image", "pull", loopback(ref) ? "--insecure" : ref, ref, NULL };
+	if (!loopback(ref))
+		args[3] = NULL;
+	ui_cmdlog_add(app, args);
 	snprintf(label, sizeof(label), _("pulling %s"), ref);
 	ui_job_start(app, label, job_pull, p, image_done, free);
 }
@@ -246,14 +341,16 @@ static void pull_start(struct ui_app *app, const char *ref)
 static void remove_confirmed(struct ui_app *app, const char *unused)
 {
 	struct images *im = state(app);
-	size_t sel = app->views[UI_PANE_IMAGES].selected;
+	const struct sb_image_info *img = row_image(im, app->views[UI_PANE_IMAGES].selected);
 	struct image_op *op;
 	char label[600];
 
 	(void)unused;
-	if (!im || sel >= im->n || !(op = calloc(1, sizeof(*op))))
+	if (!img || !(op = calloc(1, sizeof(*op))))
 		return;
-	snprintf(op->ref, sizeof(op->ref), "%s", ui_images_ref(app, sel));
+	snprintf(op->ref, sizeof(op->ref), "%s", image_ref(img));
+	const char *args[] = { "image", "rm", op->ref, NULL };
+	ui_cmdlog_add(app, args);
 	snprintf(label, sizeof(label), _("removing image %s"), op->ref);
 	ui_job_start(app, label, job_remove, op, image_done, free);
 }
@@ -261,28 +358,30 @@ static void remove_confirmed(struct ui_app *app, const char *unused)
 static int action(struct ui_app *app, enum ui_action a)
 {
 	struct images *im = state(app);
-	size_t sel = app->views[UI_PANE_IMAGES].selected;
+	const struct sb_image_info *img = row_image(im, app->views[UI_PANE_IMAGES].selected);
 	char title[700], text[1200], users[1024];
 
 	switch (a) {
 	case UI_ACT_REMOVE:
-		if (!im || sel >= im->n)
+		if (!img)
 			return 1;
-		if (used_by(app, &im->list[sel], users, sizeof(users))) {
-			ui_app_message(app, 1, _("%s is used by %s: remove those sandboxes first"), ui_images_ref(app, sel), users);
+		if (used_by(app, img, users, sizeof(users))) {
+			ui_app_message(app, 1, _("%s is used by %s: remove those sandboxes first"), image_ref(img), users);
 			return 1;
 		}
-		snprintf(title, sizeof(title), _("Remove image %s?"), ui_images_ref(app, sel));
+		snprintf(title, sizeof(title), _("Remove image %s?"), image_ref(img));
 		snprintf(text, sizeof(text), _("Removed: the reference %s (and the unpacked image when\nno other reference points at it).\nKept: the downloaded blobs until prune (P).\nNo sandbox uses it."),
-			 ui_images_ref(app, sel));
+			 image_ref(img));
 		ui_confirm_open(app, title, text, _("Remove"), remove_confirmed, "");
 		return 1;
 	case UI_ACT_PULL:
 		ui_prompt_open(app, _("pull image (e.g. python:3.12):"), "", pull_start);
 		return 1;
-	case UI_ACT_PRUNE:
-		ui_job_start(app, _("pruning images"), job_prune, NULL, image_done, NULL);
+	case UI_ACT_PRUNE: {
+		static int dry = 1;   /* any non-NULL arg: the dry run */
+		ui_job_start(app, _("prune --dry-run"), job_prune, &dry, prune_planned, NULL);
 		return 1;
+	}
 	case UI_ACT_CREATE:
 		return 0;   /* the form starts with the selected image */
 	default:
@@ -299,4 +398,6 @@ const struct ui_pane ui_pane_images = {
 	.details = details,
 	.action = action,
 	.hints = hints,
+	.fields = &fields,
+	.refilter = refilter,
 };

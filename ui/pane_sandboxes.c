@@ -10,6 +10,8 @@
 
 #include "draw.h"
 #include "base/i18n.h"
+#include "query.h"
+#include "theme.h"
 #include "ui.h"
 #include "base/units.h"
 
@@ -141,20 +143,51 @@ static int compare(const void *pa, const void *pb)
 	return (int)(sort_app->sort_reverse ? -r : r);
 }
 
-static int matches(const struct sb_sandbox_info *s, const char *f)
+/* The query's view of a sandbox (query.h): the texts a plain term searches
+ * are the name, owner, state and labels, as before the query had fields. */
+static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_VALUE_MAX], size_t max)
 {
-	if (!*f)
-		return 1;
-	if (strcasestr(s->rec.name, f) || (s->rec.owner && strcasestr(s->rec.owner, f)) ||
-	    strcasestr(sb_sandbox_state_name(s->rec.state), f))
-		return 1;
-	for (size_t i = 0; i < s->rec.n_labels; i++) {
-		char kv[512];
-		snprintf(kv, sizeof(kv), "%s=%s", s->rec.labels[i].key, s->rec.labels[i].value);
-		if (strcasestr(kv, f))
-			return 1;
+	const struct sb_sandbox_info *s = row;
+	size_t n = 0;
+
+#define VAL(...) (n < max ? (void)snprintf(vals[n++], UI_QUERY_VALUE_MAX, __VA_ARGS__) : (void)0)
+	if (!field || !strcmp(field, "name"))
+		VAL("%s", s->rec.name);
+	if ((!field || !strcmp(field, "owner")) && s->rec.owner)
+		VAL("%s", s->rec.owner);
+	if (!field || !strcmp(field, "state"))
+		VAL("%s", sb_sandbox_state_name(s->rec.state));
+	for (size_t i = 0; (!field || !strcmp(field, "label")) && i < s->rec.n_labels; i++)
+		VAL("%s=%s", s->rec.labels[i].key, s->rec.labels[i].value);
+	if (!field)
+		return n;
+	if (!strcmp(field, "kind"))
+		VAL("%s", sb_sandbox_kind_name(s->rec.kind));
+	else if (!strcmp(field, "net"))
+		VAL("%s", s->rec.network ? "on" : "off");
+	else if (!strcmp(field, "idle"))
+		VAL("%lld", s->idle_seconds);
+	else if (!strcmp(field, "expires") && s->expires_in >= 0)
+		VAL("%lld", s->expires_in);
+	else if (!strcmp(field, "image")) {
+		if (s->rec.image_ref)
+			VAL("%s", s->rec.image_ref);
+		if (n < max)
+			ui_format_image(vals[n++], UI_QUERY_VALUE_MAX, s->rec.image_ref, NULL);
+		VAL("%s", s->rec.image_digest);
 	}
-	return 0;
+#undef VAL
+	return n;
+}
+
+static const char *const field_names[] = { "name", "state", "kind", "owner", "label", "net", "image", "idle",
+					   "expires", NULL };
+static const char *const duration_names[] = { "idle", "expires", NULL };
+static const struct ui_query_fields fields = { field_names, duration_names, values };
+
+static void refilter(struct ui_app *app)
+{
+	ui_sandboxes_rebuild(app, NULL);
 }
 
 void ui_sandboxes_rebuild(struct ui_app *app, const char *keep)
@@ -170,7 +203,7 @@ void ui_sandboxes_rebuild(struct ui_app *app, const char *keep)
 	app->order = order;
 	app->n_order = 0;
 	for (size_t i = 0; i < app->n_sbx; i++)
-		if (matches(&app->sbx[i], app->filter))
+		if (ui_filter_match(app, UI_PANE_SANDBOXES, &app->sbx[i]))
 			order[app->n_order++] = i;
 	sort_app = app;
 	qsort(order, app->n_order, sizeof(*order), compare);
@@ -246,7 +279,7 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 	}
 	if (app->n_order == 0) {
 		const char *msg = !app->listed ? _("reading…")
-				  : app->filter[0] ? _("no sandbox matches the filter (Esc on '/' clears it)")
+				  : app->filters[UI_PANE_SANDBOXES].text[0] ? _("no sandbox matches the filter (Esc on '/' clears it)")
 				  : _("no sandboxes yet: press c to create one");
 		ui_draw_put(w, 3, 2, width - 4, msg, ui_theme_attr(UI_ROLE_DIM));
 		return;
@@ -273,11 +306,14 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 				a = ui_theme_attr(UI_ROLE_WARN);
 			if (c == UI_COL_IMAGE)
 				fit_image(buf, wd[c]);
-			if (c == UI_COL_NAME && ui_shells_count(app, s->rec.name)) {
-				/* a marker for sandboxes with attached shells */
+			if (c == UI_COL_NAME && (ui_shells_count(app, s->rec.name) || ui_marked(app, s->rec.name))) {
+				/* marked: a glyph before the name (and bold, for monochrome);
+				 * attached shells: a star after it */
 				char name[600];
-				snprintf(name, sizeof(name), "%s*", buf);
-				ui_draw_text(w, 2 + r, x, wd[c], name, a, columns[c].align);
+				int marked = ui_marked(app, s->rec.name);
+				snprintf(name, sizeof(name), "%s%s%s%s", marked ? ui_theme_glyphs()->mark : "", marked ? " " : "",
+					 buf, ui_shells_count(app, s->rec.name) ? "*" : "");
+				ui_draw_text(w, 2 + r, x, wd[c], name, marked ? a | A_BOLD : a, columns[c].align);
 			} else {
 				ui_draw_text(w, 2 + r, x, wd[c], buf, a, columns[c].align);
 			}
@@ -369,9 +405,6 @@ static int action(struct ui_app *app, enum ui_action a)
 		app->sort_reverse = !app->sort_reverse;
 		ui_sandboxes_rebuild(app, NULL);
 		return 1;
-	case UI_ACT_FILTER:
-		ui_filter_open(app);
-		return 1;
 	case UI_ACT_DIFF:
 	case UI_ACT_COPY_OUT:
 		if (!s)
@@ -381,8 +414,13 @@ static int action(struct ui_app *app, enum ui_action a)
 		else
 			ui_copy_out_ask_path(app, s->rec.name, NULL);
 		return 1;
+	case UI_ACT_MARK: case UI_ACT_MARK_RANGE: case UI_ACT_MARK_ALL: case UI_ACT_CLEAR_MARKS:
+		return ui_marks_action(app, a);
 	case UI_ACT_SHELL: case UI_ACT_STOP: case UI_ACT_RESTORE: case UI_ACT_REMOVE: case UI_ACT_EXPIRE:
 	case UI_ACT_EXTEND: case UI_ACT_TOUCH: case UI_ACT_INSPECT:
+		/* with marks, the lifecycle actions act on the marked ones */
+		if (a != UI_ACT_SHELL && a != UI_ACT_INSPECT && ui_marks_bulk(app, a))
+			return 1;
 		if (!s) {
 			ui_app_message(app, 1, _("no sandbox selected"));
 			return 1;
@@ -406,6 +444,8 @@ const struct ui_pane ui_pane_sandboxes = {
 	.details = details,
 	.action = action,
 	.hints = hints,
+	.fields = &fields,
+	.refilter = refilter,
 };
 
 /* ---- live numbers of the selected sandbox ---- */
@@ -512,27 +552,4 @@ void ui_sandboxes_memuse(struct ui_app *app)
 		return;
 	}
 	app->memuse_busy = ui_job_start(app, "", job_memuse, names, memuse_done, free) == 0;
-}
-
-/* ---- the filter line ---- */
-
-void ui_filter_open(struct ui_app *app)
-{
-	app->overlay = UI_OV_FILTER;
-	app->dirty = 1;
-}
-
-void ui_filter_key(struct ui_app *app, int key)
-{
-	if (key == 27) {                       /* Esc: clear and close */
-		app->filter[0] = '\0';
-		app->overlay = UI_OV_NONE;
-	} else if (key == '\n' || key == '\r' || key == UI_KEY_FN + KEY_ENTER) {
-		app->overlay = UI_OV_NONE;      /* keep the filter */
-	} else if (!ui_line_edit(app->filter, sizeof(app->filter), key)) {
-		return;
-	}
-	app->views[UI_PANE_SANDBOXES].selected = 0;
-	app->views[UI_PANE_SANDBOXES].top = 0;
-	ui_sandboxes_rebuild(app, NULL);
 }

@@ -88,3 +88,40 @@ void ui_prompt_draw(struct ui_app *app, WINDOW *w)
 		curs_set(1);
 	}
 }
+
+/* ---- history of a prompt (the filter's queries, the command line's commands) ---- */
+
+void ui_history_add(struct ui_history *h, const char *text)
+{
+	if (!text[0] || (h->n && !strcmp(h->items[h->n - 1], text))) {
+		h->pos = h->n;
+		return;
+	}
+	if (h->n == UI_HISTORY_MAX) {
+		free(h->items[0]);
+		memmove(h->items, h->items + 1, sizeof(h->items[0]) * (UI_HISTORY_MAX - 1));
+		h->n--;
+	}
+	if ((h->items[h->n] = strdup(text)))
+		h->n++;
+	h->pos = h->n;
+}
+
+int ui_history_key(struct ui_history *h, int key, char *buf, size_t size)
+{
+	if (key == UI_KEY_FN + KEY_UP && h->pos > 0)
+		h->pos--;
+	else if (key == UI_KEY_FN + KEY_DOWN && h->pos < h->n)
+		h->pos++;
+	else
+		return key == UI_KEY_FN + KEY_UP || key == UI_KEY_FN + KEY_DOWN;
+	snprintf(buf, size, "%s", h->pos < h->n ? h->items[h->pos] : "");
+	return 1;
+}
+
+void ui_history_free(struct ui_history *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->items[i]);
+	h->n = h->pos = 0;
+}

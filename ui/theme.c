@@ -62,8 +62,8 @@ attr_t ui_theme_attr(enum ui_role role)
 	return A_NORMAL;
 }
 
-static const struct ui_glyphs glyphs_utf8 = { "\u25b2", "\u25bc", "\u2026" };
-static const struct ui_glyphs glyphs_ascii = { "^", "v", "..." };
+static const struct ui_glyphs glyphs_utf8 = { "\u25b2", "\u25bc", "\u2026", "\u25cf" };
+static const struct ui_glyphs glyphs_ascii = { "^", "v", "...", "+" };
 
 const struct ui_glyphs *ui_theme_glyphs(void)
 {

@@ -35,7 +35,7 @@ int ui_theme_has_color(void);
 /* The few symbols drawn outside of text: UTF-8 ones, or ASCII when the locale
  * cannot show them (a C locale). */
 struct ui_glyphs {
-	const char *sort_up, *sort_down, *ellipsis;
+	const char *sort_up, *sort_down, *ellipsis, *mark;
 };
 const struct ui_glyphs *ui_theme_glyphs(void);
 

@@ -39,6 +39,10 @@ struct ui_pane {
 	/* 1 when handled */
 	int (*action)(struct ui_app *app, enum ui_action a);
 	const enum ui_action *hints;             /* UI_ACT_NONE-terminated, for the status line */
+	/* what its filter query (filter.c) looks at, NULL: no filter ('/' is the
+	 * pane's own); refilter applies a changed query to the view */
+	const struct ui_query_fields *fields;
+	void (*refilter)(struct ui_app *app);
 };
 
 extern const struct ui_pane ui_pane_sandboxes, ui_pane_images, ui_pane_mounts, ui_pane_sessions, ui_pane_timeline;
@@ -56,10 +60,18 @@ enum ui_sb_column {
 };
 
 struct ui_event;
+struct ui_query;
+
+/* A prompt's history (prompt.c): Up and Down walk it. */
+#define UI_HISTORY_MAX 50
+struct ui_history {
+	char *items[UI_HISTORY_MAX];
+	size_t n, pos;
+};
 struct ui_shell;
 struct ui_job;
 
-enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT, UI_OV_DIFF };
+enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT, UI_OV_DIFF, UI_OV_CMDLOG, UI_OV_COMMAND };
 
 /* Running sandboxes whose memory use the list shows: one runsc call each per
  * refresh, so only as many as a screen shows. */
@@ -81,7 +93,21 @@ struct ui_app {
 	size_t n_order;
 	enum ui_sb_column sort_col;
 	int sort_reverse;
-	char filter[128];
+	/* each pane's query in force (query.h; filter.c), parsed (NULL: all) */
+	struct ui_pane_filter {
+		char text[128];
+		struct ui_query *query;
+	} filters[UI_PANE_COUNT];
+	enum ui_pane_id filter_pane;             /* the pane the filter line edits */
+	char filter_edit[128];                   /* the filter line while it is edited */
+	char filter_before[128];                 /* the query in force when it opened */
+	char filter_error[192];                  /* why the edited query is refused */
+	struct ui_history filter_hist, cmd_hist;
+	/* marked sandboxes (marks.c), by name: the bulk actions' targets */
+	char (*marks)[SB_SANDBOX_NAME_MAX + 1];
+	size_t n_marks;
+	char last_mark[SB_SANDBOX_NAME_MAX + 1]; /* where a range mark starts */
+	enum ui_action bulk_action;              /* waiting for its confirmation */
 	int listed;                              /* the first listing is done */
 	/* the library's change counters, and their values at our last listings */
 	struct sb_generation *gen;
@@ -211,6 +237,16 @@ void ui_event_diff(struct ui_app *app, const struct sb_sandbox_info *old, size_t
 void ui_eventlog_draw(struct ui_app *app, WINDOW *w);
 void ui_eventlog_free(void);
 
+/* cmdlog.c: the CLI command behind every action, viewable, copied with OSC 52 */
+/* Logs "sandbench --root ROOT args..." shell-quoted; args NULL-terminated. */
+void ui_cmdlog_add(struct ui_app *app, const char *const *args);
+/* An action no CLI command does yet. */
+void ui_cmdlog_note(struct ui_app *app, const char *action, const char *name);
+void ui_cmdlog_open(struct ui_app *app);
+void ui_cmdlog_draw(struct ui_app *app);
+void ui_cmdlog_key(struct ui_app *app, int key);
+void ui_cmdlog_free(void);
+
 /* statusline.c */
 void ui_statusline_draw(struct ui_app *app, WINDOW *w);
 
@@ -235,6 +271,8 @@ typedef void (*ui_confirm_fn)(struct ui_app *app, const char *name);
 void ui_confirm_open(struct ui_app *app, const char *title, const char *text, const char *yes_label,
 		     ui_confirm_fn on_yes, const char *name);
 void ui_confirm_remove(struct ui_app *app, const struct sb_sandbox_info *info);
+/* Appends to a dialog's text (len so far, returned grown; stops at size). */
+size_t ui_confirm_cat(char *buf, size_t size, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void ui_confirm_draw(struct ui_app *app);
 void ui_confirm_key(struct ui_app *app, int key);
 void ui_confirm_close(struct ui_app *app);
@@ -247,9 +285,42 @@ void ui_prompt_open(struct ui_app *app, const char *label, const char *initial, 
 void ui_prompt_key(struct ui_app *app, int key);
 void ui_prompt_draw(struct ui_app *app, WINDOW *w);
 
-/* filter line (pane_sandboxes.c) */
+void ui_history_add(struct ui_history *h, const char *text);
+/* Up/Down: the older/newer entry into buf; 1 when key was one of them. */
+int ui_history_key(struct ui_history *h, int key, char *buf, size_t size);
+void ui_history_free(struct ui_history *h);
+
+/* filter.c: the filter line of the focused pane (a query, query.h) and its history */
 void ui_filter_open(struct ui_app *app);
 void ui_filter_key(struct ui_app *app, int key);
+/* Sets the query in force of a pane; -1 (message shown, the previous one kept) when bad. */
+int ui_filter_set(struct ui_app *app, enum ui_pane_id pane, const char *text);
+/* Whether row passes the pane's query. */
+int ui_filter_match(const struct ui_app *app, enum ui_pane_id pane, const void *row);
+void ui_filter_draw(struct ui_app *app, WINDOW *w);
+void ui_filter_free(struct ui_app *app);
+
+/* command.c: the command line (':'), a table of commands with aliases,
+ * history and Tab completion of command and sandbox names */
+void ui_command_open(struct ui_app *app);
+void ui_command_key(struct ui_app *app, int key);
+void ui_command_draw(struct ui_app *app, WINDOW *w);
+/* Runs one command line as if typed after ':'. */
+void ui_command_run(struct ui_app *app, const char *line);
+/* The table as help lines ("  :rm :remove ...  GLOB...  remove ..."). */
+void ui_command_help(char *buf, size_t size);
+
+/* marks.c: marked sandboxes and the actions on all of them at once */
+int ui_marked(const struct ui_app *app, const char *name);
+void ui_marks_set(struct ui_app *app, const char *name, int on);
+/* Space, C-Space, mark-all, clear: 1 when a was a mark action. */
+int ui_marks_action(struct ui_app *app, enum ui_action a);
+/* Drops marks of sandboxes that are gone (after a listing). */
+void ui_marks_prune(struct ui_app *app);
+/* stop, restore, remove, expire, extend, touch on every marked sandbox: one
+ * confirmation, then one job; 1 when there were marks to act on. */
+int ui_marks_bulk(struct ui_app *app, enum ui_action a);
+void ui_marks_free(struct ui_app *app);
 
 /* shells.c: attached shells */
 int ui_shell_attach(struct ui_app *app, const char *name);
@@ -283,7 +354,9 @@ int ui_job_start(struct ui_app *app, const char *label, ui_job_fn fn, void *arg,
 		 void (*free_arg)(void *));
 /* From inside a job: an event line for the log, and progress. */
 void ui_job_event(struct ui_job_ctx *ctx, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* A one-line result handed to the done callback. */
+/* Progress of a job on several items: item i (1-based) of n. */
+void ui_job_step(struct ui_job_ctx *ctx, size_t i, size_t n, const char *item);
+/* A result line handed to the done callback (several are joined by '\n'). */
 void ui_job_result(struct ui_job_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const struct sb_progress *ui_job_progress(struct ui_job_ctx *ctx);
 int ui_jobs_pollfds(struct ui_app *app, struct pollfd *pfd, int max);
@@ -297,9 +370,15 @@ int ui_jobs_busy(struct ui_app *app, const char *label_prefix);
 void ui_jobs_abandon(struct ui_app *app, char *left, size_t size);
 
 /* actions.c: the lifecycle actions on sandboxes */
+/* stop, restore, remove, expire, extend or touch one sandbox (in a job's child). */
+int ui_action_apply(struct sb_root *root, enum ui_action a, const char *name, struct sb_error *err);
+/* Logs the CLI command that does what a does to name (cmdlog.c). */
+void ui_action_log(struct ui_app *app, enum ui_action a, const char *name);
 void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_info *info);
 void ui_action_create(struct ui_app *app, const struct sb_sandbox_spec *spec);
 void ui_action_reap(struct ui_app *app);
+/* gc: what it would do (its dry run) in a confirmation first, then it. */
+void ui_action_gc_ask(struct ui_app *app);
 /* First start on an empty root: the default image, then a default sandbox. */
 void ui_action_bootstrap(struct ui_app *app);
 

@@ -56,7 +56,7 @@ static int temp_digest(char out[SB_DIGEST_STR_LEN], const char *name)
 	return sb_digest_valid(out) ? 0 : -1;
 }
 
-int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes,
+int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes, int dry_run,
 			struct sb_error *err)
 {
 	char *dir = sb_root_file(root, "images/rootfs");
@@ -93,8 +93,10 @@ int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, uns
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		} else {
 			sb_fs_tree_size(&size, path, NULL);
-			rc = sb_fs_remove_tree(path, err);
-			sb_log("image: removed leftover unpack directory %s", path);
+			if (!dry_run) {
+				rc = sb_fs_remove_tree(path, err);
+				sb_log("image: removed leftover unpack directory %s", path);
+			}
 		}
 		if (rc == 0 && removed)
 			(*removed)++;
@@ -292,7 +294,7 @@ static void sweep_quietly(struct sb_root *root)
 {
 	struct sb_error err;
 
-	if (sb_image_temp_sweep(root, NULL, NULL, NULL, &err) < 0)
+	if (sb_image_temp_sweep(root, NULL, NULL, NULL, 0, &err) < 0)
 		sb_log("image: %s", err.msg);
 }
 

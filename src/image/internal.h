@@ -39,8 +39,8 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err);
 /* Under the exclusive root lock (installs make their temp dirs under the
  * shared one): removes unpack temp dirs of dead installs (counting them in *removed and
  * *bytes when not NULL); the manifest digests of live ones are added to live
- * (a JSON object used as a set) when not NULL. */
-int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes,
+ * (a JSON object used as a set) when not NULL. dry_run: only counts them. */
+int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes, int dry_run,
 			struct sb_error *err);
 /* Now, UTC, as "2026-01-02T03:04:05Z" (size >= 21). */
 void sb_image_now_rfc3339(char *buf, size_t size);

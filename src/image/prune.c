@@ -70,7 +70,7 @@ static int drop_dangling(struct sb_image_prune_report *rep, json_t *db, json_t *
 /* Removes every entry of ROOT/rel whose "sha256:<name>" is not in set (all of
  * them when set is NULL); dot entries are skipped. */
 static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *root, const char *rel, json_t *set,
-		     struct sb_error *err)
+		     int dry_run, struct sb_error *err)
 {
 	char *dir = sb_root_file(root, rel), digest[sizeof("sha256:") + 256];
 	struct dirent *de;
@@ -101,8 +101,9 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 			size = (unsigned long long)st.st_size;
 		else
 			sb_fs_tree_size(&size, path, NULL);
-		if ((rc = sb_fs_remove_tree(path, err)) == 0) {
-			sb_log("image: pruned %s", path);
+		if (dry_run || (rc = sb_fs_remove_tree(path, err)) == 0) {
+			if (!dry_run)
+				sb_log("image: pruned %s", path);
 			(*count)++;
 			*bytes += size;
 		}
@@ -113,7 +114,10 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 	return rc;
 }
 
-static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, struct sb_error *err)
+/* dry_run: the same walk, counting instead of removing (the index is only
+ * changed in memory, so the blobs of the images it would drop count too). */
+static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, int dry_run,
+			struct sb_error *err)
 {
 	json_t *users = NULL, *live = json_object(), *blobs = json_object(), *v, *layers;
 	const char *digest;
@@ -127,9 +131,9 @@ static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root,
 		goto out;
 	if ((rc = drop_dangling(rep, db, users, err)) < 0)
 		goto out;
-	if (rep->images && (rc = sb_image_db_save(root, db, err)) < 0)
+	if (rep->images && !dry_run && (rc = sb_image_db_save(root, db, err)) < 0)
 		goto out;
-	if ((rc = sb_image_temp_sweep(root, live, &rep->rootfs, &rep->bytes, err)) < 0)
+	if ((rc = sb_image_temp_sweep(root, live, &rep->rootfs, &rep->bytes, dry_run, err)) < 0)
 		goto out;
 	json_object_foreach(live, digest, v)
 		if ((rc = keep_manifest(blobs, root, digest, err)) < 0)
@@ -143,9 +147,9 @@ static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root,
 			if ((rc = keep(blobs, json_string_value(json_object_get(json_array_get(layers, i), "digest")), err)) < 0)
 				goto out;
 	}
-	if ((rc = sweep_dir(&rep->rootfs, &rep->bytes, root, "images/rootfs", sb_image_db_images(db), err)) < 0 ||
-	    (rc = sweep_dir(&rep->blobs, &rep->bytes, root, "images/blobs/sha256", blobs, err)) < 0 ||
-	    (rc = sweep_dir(&rep->partial, &rep->bytes, root, "images/blobs/partial", NULL, err)) < 0)
+	if ((rc = sweep_dir(&rep->rootfs, &rep->bytes, root, "images/rootfs", sb_image_db_images(db), dry_run, err)) < 0 ||
+	    (rc = sweep_dir(&rep->blobs, &rep->bytes, root, "images/blobs/sha256", blobs, dry_run, err)) < 0 ||
+	    (rc = sweep_dir(&rep->partial, &rep->bytes, root, "images/blobs/partial", NULL, dry_run, err)) < 0)
 		goto out;
 out:
 	json_decref(users);
@@ -154,7 +158,7 @@ out:
 	return rc;
 }
 
-int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err)
+static int prune(struct sb_image_prune_report *out, struct sb_root *root, int dry_run, struct sb_error *err)
 {
 	json_t *db = NULL;
 	int rc;
@@ -163,8 +167,18 @@ int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, stru
 	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
 		return rc;
 	if ((rc = sb_image_db_load(&db, root, err)) == 0)
-		rc = prune_locked(out, root, db, err);
+		rc = prune_locked(out, root, db, dry_run, err);
 	sb_root_unlock(root);
 	json_decref(db);
 	return rc;
+}
+
+int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err)
+{
+	return prune(out, root, 0, err);
+}
+
+int sb_image_prune_dry_run(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err)
+{
+	return prune(out, root, 1, err);
 }

@@ -122,5 +122,8 @@ struct sb_image_prune_report {
  * unpack directories and partial downloads. Blobs of an install in progress
  * are kept. */
 int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err);
+/* What sb_image_prune would remove now (the same report, bytes it would
+ * free), removing nothing. */
+int sb_image_prune_dry_run(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err);
 
 #endif

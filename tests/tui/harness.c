@@ -275,8 +275,11 @@ int tui_wait_row(struct tui *t, const char *anchor, const char *text, int timeou
 
 void tui_send(struct tui *t, const char *keys)
 {
-	size_t len = strlen(keys);
+	tui_send_bytes(t, keys, strlen(keys));
+}
 
+void tui_send_bytes(struct tui *t, const char *keys, size_t len)
+{
 	/* drain first: a full pty buffer must not block the program while we write */
 	pump(t, 0);
 	while (len) {

@@ -27,6 +27,8 @@ int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
 /* Waits until the first row holding `upper` is above the first holding `lower`. */
 int tui_wait_above(struct tui *t, const char *upper, const char *lower, int timeout_ms);
 void tui_send(struct tui *t, const char *keys);
+/* Keys that may hold a NUL (C-Space). */
+void tui_send_bytes(struct tui *t, const char *keys, size_t len);
 pid_t tui_pid(const struct tui *t);
 /* Changes the pty size (the program gets SIGWINCH) and the emulated screen's. */
 void tui_resize(struct tui *t, int rows, int cols);

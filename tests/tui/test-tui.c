@@ -12,20 +12,19 @@
 
 #include "base/fs.h"
 #include "harness.h"
+#include "tuitest.h"
 #include "image/bootstrap.h"
 #include "base/root.h"
 #include "sandbox/sandbox.h"
 #include "session/session.h"
 #include "testutil.h"
 
-#define WAIT 30000   /* deadline of one screen condition (runsc on 2 busy cores) */
-
-static char *root_dir;
-static struct tui *running;   /* ended by the teardown when a test failed half-way */
+char *root_dir;
+struct tui *running;          /* ended by the teardown when a test failed half-way */
 static char *registry_stop;   /* the command that stops a test's registry */
 static char *gate_dir;        /* a runsc wrapper whose start waits at a FIFO, and the FIFO */
 static char *host_dir;        /* host files a test points a sandbox's symlinks at */
-static char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
+char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
 
 static void setup(void)
 {
@@ -42,7 +41,6 @@ static void setup(void)
 	sb_root_close(root);
 }
 
-static char *cli_state(const char *name);
 
 static int file_exists(void *path)
 {
@@ -114,7 +112,7 @@ static void teardown(void)
 
 TestSuite(tui, .init = setup, .fini = teardown, .timeout = 180);
 
-static void cli_ok(const char *a, const char *b, const char *c, const char *d, const char *e, const char *f)
+void cli_ok(const char *a, const char *b, const char *c, const char *d, const char *e, const char *f)
 {
 	struct tu_run r = tu_sandbench(root_dir, NULL, a, b, c, d, e, f, NULL);
 
@@ -122,7 +120,7 @@ static void cli_ok(const char *a, const char *b, const char *c, const char *d, c
 	tu_run_free(&r);
 }
 
-static int cli_status(const char *a, const char *b)
+int cli_status(const char *a, const char *b)
 {
 	struct tu_run r = tu_sandbench(root_dir, NULL, a, b, NULL);
 	int status = r.status;
@@ -131,7 +129,7 @@ static int cli_status(const char *a, const char *b)
 	return status;
 }
 
-static char *cli_state(const char *name)
+char *cli_state(const char *name)
 {
 	struct tu_run r = tu_sandbench(root_dir, NULL, "inspect", name, "--json", NULL);
 	char *state = NULL, *p = r.out ? strstr(r.out, "\"state\": \"") : NULL;
@@ -142,7 +140,7 @@ static char *cli_state(const char *name)
 	return state;
 }
 
-static struct tui *open_tui(const char *extra, const char *const *env)
+struct tui *open_tui(const char *extra, const char *const *env)
 {
 	const char *argv[] = { "--root", root_dir, extra, NULL };
 	struct tui *t = tui_start(40, 120, argv, env);
@@ -153,7 +151,7 @@ static struct tui *open_tui(const char *extra, const char *const *env)
 	return t;
 }
 
-static void quit(struct tui *t)
+void quit(struct tui *t)
 {
 	tui_send(t, "q");
 	running = NULL;
@@ -583,6 +581,12 @@ Test(tui, readonly_refuses_changes)
 	tui_send(t, "c");
 	cr_assert_eq(tui_wait_text(t, "read-only: 'create' is refused", WAIT), 0);
 	cr_assert_eq(tui_find_row(t, "Create a sandbox"), -1);
+	/* the command line and the marks obey it too */
+	tui_send(t, ":rm alpha\r");
+	cr_assert_eq(tui_wait_text(t, "read-only: 'remove' is refused", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, " x");
+	cr_assert_eq(tui_wait_text(t, "read-only: 'stop' is refused", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, "marked sandbox"), -1);
 	state = cli_state("alpha");
 	cr_assert_str_eq(state ? state : "", "running");
 	free(state);
@@ -648,8 +652,20 @@ Test(tui, pull_remove_and_prune_images)
 	cr_assert_eq(tui_wait_text(t, "Remove image 127.0.0.1:", WAIT), 0);
 	tui_send(t, "y");
 	cr_assert_eq(tui_wait_text(t, "[2 Images (1)]", WAIT), 0);
+	/* prune asks first, with its dry run: the removed image's blobs */
 	tui_send(t, "P");
+	cr_assert_eq(tui_wait_text(t, "Prune unused images?", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "blob(s) no remaining image refers to", WAIT), 0);
+	cr_assert_eq(tui_find_row(t, "  0 blob(s)"), -1, "%s", tui_screen(t));
+	tui_send(t, "n");
+	cr_assert_eq(tui_wait_gone(t, "Prune unused images?", WAIT), 0);
+	tui_send(t, "P");
+	cr_assert_eq(tui_wait_text(t, "Prune unused images?", WAIT), 0);
+	tui_send(t, "y");
 	cr_assert_eq(tui_wait_text(t, "prune:", WAIT), 0);
+	tui_send(t, "L");
+	cr_assert_eq(tui_wait_text(t, " image prune", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "q");
 	quit(t);
 
 	tu_sh("%s", registry_stop);

@@ -493,7 +493,18 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 	cr_assert_eq(sb_fs_mkdirs(stale, 0755, NULL), 0);
 	cr_assert_eq(sb_fs_write_atomic(partial, "abc", 3, 0644, NULL), 0);
 
+	/* the dry run counts what prune removes next, and removes nothing */
+	struct sb_image_prune_report dry;
+	cr_assert_eq(sb_image_prune_dry_run(&dry, root, NULL), 0);
+	cr_assert_eq(dry.blobs, 2);
+	cr_assert_eq(dry.rootfs, 1);
+	cr_assert_eq(dry.partial, 1);
+	cr_assert_eq(count_entries("images/blobs/sha256"), 5);
+	cr_assert_eq(access(stale, F_OK), 0);
+	cr_assert_eq(access(partial, F_OK), 0);
+
 	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(rep.bytes, dry.bytes, "the dry run's bytes are what prune frees");
 	cr_assert_eq(rep.images, 0);
 	cr_assert_eq(rep.blobs, 2);
 	cr_assert_eq(rep.rootfs, 1);
@@ -505,6 +516,9 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 	/* an image nothing refers to goes, with its blobs */
 	cr_assert_eq(sb_image_remove(&rm, root, "multiarch", 0, NULL), 0);
 	sb_image_removal_clear(&rm);
+	cr_assert_eq(sb_image_prune_dry_run(&dry, root, NULL), 0);
+	cr_assert_eq(dry.blobs, 3, "the blobs of the image it would drop count too");
+	cr_assert_eq(count_entries("images/blobs/sha256"), 3);
 	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
 	cr_assert_eq(rep.blobs, 3);
 	cr_assert_eq(count_entries("images/blobs/sha256"), 0);
