@@ -119,27 +119,54 @@ static void record_exec(struct sb_box *b, const struct sb_exec_opts *opts, const
 }
 
 /* A sandbox that died (its memory limit, a crash, a host restart) is
- * settled like any other whose runtime is gone. */
+ * settled like any other whose runtime is gone; one that another command
+ * stopped or removed meanwhile (exec holds no lock while it runs) is not. */
 static int note_death(struct sb_box *b, enum sb_gone why, struct sb_error *err)
 {
 	struct sb_error ignored;
 	const char *name = b->rec.name;
-	int removed = 0;
+	int removed = 0, moved = 1;
 
 	if (sb_box_lock(b, BOX_LOCK_EXCLUSIVE, &ignored) == 0) {
 		struct sb_record now;
-		if (sb_record_load(&now, b->root, name, &ignored) == 0 && now.state == SB_STATE_RUNNING && !strcmp(now.id, b->rec.id)) {
+		if (why != SB_ALIVE && sb_record_load(&now, b->root, name, &ignored) == 0 &&
+		    now.state == SB_STATE_RUNNING && !strcmp(now.id, b->rec.id)) {
 			sb_record_clear(&b->rec);
 			b->rec = now;
 			memset(&now, 0, sizeof(now));
 			sb_box_settle(b, why, &removed, &ignored);
+			moved = 0;
 		}
 		sb_record_clear(&now);
 	}
+	if (moved)
+		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' was stopped or removed as the command started"), name);
 	if (removed)
 		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is gone: it was temporary and the host restarted"), name);
 	return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is no longer running: it died (memory limit or crash); "
 						 "'sandbench restore %s' starts it again from its disk"), name, name);
+}
+
+/* Whether another command stopped or removed the sandbox while this exec
+ * started: it waits for such a command (it holds the lock) to finish. */
+static int stopped_meanwhile(struct sb_box *b)
+{
+	struct sb_error ignored;
+	struct sb_record now;
+	int moved = 1;
+
+	int rc = sb_box_lock(b, BOX_LOCK_SHARED, &ignored);
+
+	if (rc == 0 && sb_record_load(&now, b->root, b->rec.name, &ignored) == 0) {
+		moved = now.state != SB_STATE_RUNNING || strcmp(now.id, b->rec.id) != 0;
+		sb_record_clear(&now);
+	} else if (rc < 0 && rc != SB_ERR_NOTFOUND) {
+		moved = 0;
+	}
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
+	b->lock_fd = -1;
+	return moved;
 }
 
 /* Each stream goes to the caller's fd through a pipe, so that the timeline
@@ -242,11 +269,14 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	out->out_len = res.out_len;
 	out->errout = res.errout;
 	out->err_len = res.err_len;
-	/* 128 is also runsc's own failure: the sandbox may have died under us */
-	enum sb_gone why;
-	if (rc == 0 && res.status == 128 && !res.timed_out && (why = sb_box_gone(&b)) != SB_ALIVE) {
-		rc = note_death(&b, why, err);
-		sb_exec_result_clear(out);
+	/* 128 is also runsc's own failure: the sandbox may have died under us,
+	 * or another command stopped it as this one started */
+	if (rc == 0 && res.status == 128 && !res.timed_out) {
+		enum sb_gone why = sb_box_gone(&b);
+		if (why != SB_ALIVE || stopped_meanwhile(&b)) {
+			rc = note_death(&b, why, err);
+			sb_exec_result_clear(out);
+		}
 	}
 out:
 	secrets_clear(&sec);
