@@ -31,10 +31,14 @@ json_t *sb_record_service_to_json(json_t *doc, const struct sb_record *r)
 {
 	const struct sb_service *s = &r->service;
 
-	if (s->command)
-		doc = sb_json_set(doc, "service", json_pack("{s:s, s:s?, s:I, s:s}", "command", s->command, "health",
-							    s->health, "interval", (json_int_t)s->interval, "restart",
-							    sb_service_restart_name(s->restart)));
+	if (s->command) {
+		json_t *svc = json_pack("{s:s, s:I, s:s}", "command", s->command, "interval", (json_int_t)s->interval,
+					"restart", sb_service_restart_name(s->restart));
+		/* no health check: no key (unpacking "s" refuses a null) */
+		if (svc && s->health)
+			svc = sb_json_set(svc, "health", json_string(s->health));
+		doc = sb_json_set(doc, "service", svc);
+	}
 	if (!doc || !r->n_publish)
 		return doc;
 	json_t *list = json_array();

@@ -154,4 +154,12 @@ int sb_runsc_sandbox_pidfd(const struct sb_backend_sandbox *sb);
 int sb_runsc_net_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
 		      struct sb_error *err);
 
+/* Published ports (forward.c), in the keeper: the listeners of the record's
+ * publish entries (*out: malloc'd, one per entry; NULL when none; a port in
+ * use is SB_ERR_EXISTS naming it), then the loop that relays their
+ * connections to the sandbox and reaps the keeper's children; it ends the
+ * process when the last child has ended. */
+int sb_runsc_forward_listen(int **out, const struct sb_backend_sandbox *sb, struct sb_error *err);
+void sb_runsc_forward_run(const int *listeners, const struct sb_backend_sandbox *sb) __attribute__((noreturn));
+
 #endif
