@@ -23,12 +23,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "base/i18n.h"
 #include "internal.h"
 
 #define CHUNK (1 << 16)
 #define BIND_TRIES 50       /* the keeper of the last boot may still be closing its listeners */
 #define BIND_WAIT_MS 20
+#define RESET_WAIT_MS 2000  /* how long a checkpoint waits for the keeper's resets */
+#define RESET_FILE "forward.reset"
+
+static struct conn *conns;   /* the keeper's open connections */
+/* closed during one batch of events, freed after it: a later event of the
+ * same batch may name a closed connection */
+static struct conn *graveyard;
 
 enum ep_kind { EP_LISTEN, EP_SIGNAL, EP_CONN };
 
@@ -41,9 +49,10 @@ struct ep {
 /* Side 0 the host's client, side 1 the sandbox; direction d moves side d's
  * input to side 1-d through pipe[d], which holds pending[d] bytes. */
 struct conn {
+	struct conn *prev, *next;    /* every open one, for a reset before a checkpoint */
 	int fd[2], pipe[2][2];
 	size_t pending[2];
-	int eof[2], gone[2], connecting;
+	int eof[2], gone[2], connecting, dead;
 	struct ep ep[2];
 };
 
@@ -102,6 +111,12 @@ int sb_runsc_forward_listen(int **out, const struct sb_backend_sandbox *sb, stru
  * ignored in TIME_WAIT), so stop would fail for that minute. */
 static void conn_close(int ep, struct conn *c)
 {
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (conns == c)
+		conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
 	if (c->fd[1] >= 0) {
 		struct linger reset = { 1, 0 };
 		setsockopt(c->fd[1], SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
@@ -115,7 +130,9 @@ static void conn_close(int ep, struct conn *c)
 			if (c->pipe[i][j] >= 0)
 				close(c->pipe[i][j]);
 	}
-	free(c);
+	c->dead = 1;
+	c->next = graveyard;
+	graveyard = c;
 }
 
 /* What each side waits for now: input while its pipe is empty, output while
@@ -188,11 +205,28 @@ static void conn_new(int ep, int listener, const struct sockaddr_in *to)
 		if (!ok)
 			c->gone[i] = 1;
 	}
+	if ((c->next = conns))
+		conns->prev = c;
+	conns = c;
 	if (!ok) {
 		conn_close(ep, c);
 		return;
 	}
 	conn_arm(ep, c);
+}
+
+/* SIGUSR1 (sb_runsc_forward_reset): every connection reset, then the
+ * number of the request written back, so that the checkpoint waits for it. */
+static void reset_all(int ep, const char *dir, unsigned *seq)
+{
+	char *path = sb_path_join(dir, RESET_FILE), text[16];
+
+	while (conns)
+		conn_close(ep, conns);
+	snprintf(text, sizeof(text), "%u", ++*seq);
+	if (path)
+		sb_fs_replace(path, text, strlen(text), 0600, 0, NULL);
+	free(path);
 }
 
 static void conn_event(int ep, struct conn *c, int side, unsigned events)
@@ -245,8 +279,11 @@ void sb_runsc_forward_run(const int *listeners, const struct sb_backend_sandbox 
 	sigset_t set;
 	int ep = epoll_create1(EPOLL_CLOEXEC), sfd;
 
+	unsigned seq = 0;
+
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &sig };
@@ -265,16 +302,22 @@ void sb_runsc_forward_run(const int *listeners, const struct sb_backend_sandbox 
 			struct ep *e = evs[i].data.ptr;
 			if (e->kind == EP_SIGNAL) {
 				struct signalfd_siginfo si;
-				while (read(sfd, &si, sizeof(si)) > 0)
-					;
+				while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+					if (si.ssi_signo == SIGUSR1)
+						reset_all(ep, sb->dir, &seq);
 			} else if (e->kind == EP_LISTEN) {
 				const struct sb_publish *p = &sb->rec->publish[e->index];
 				struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(p->port) };
 				inet_pton(AF_INET, sb->net->address, &to.sin_addr);
 				conn_new(ep, listeners[e->index], &to);
-			} else {
+			} else if (!e->conn->dead) {
 				conn_event(ep, e->conn, e->index, evs[i].events);
 			}
+		}
+		while (graveyard) {
+			struct conn *c = graveyard;
+			graveyard = c->next;
+			free(c);
 		}
 	}
 	/* the sandbox is gone: its connections and listeners go with the process */
@@ -284,4 +327,59 @@ plain:
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
 	_exit(0);
+}
+
+/* The keeper: the parent of the sandbox's runsc-sandbox process, by name. */
+static pid_t keeper_pid(const struct sb_backend_sandbox *sb)
+{
+	char path[64], *text = NULL;
+	pid_t keeper = 0;
+	int fd = sb_runsc_sandbox_pidfd(sb);
+
+	if (fd < 0)
+		return 0;
+	char *pid_file = sb_path_join(sb->dir, "runsc.pid");
+	if (pid_file && sb_fs_read_file(&text, NULL, pid_file, 64, NULL) == 0) {
+		snprintf(path, sizeof(path), "/proc/%ld/stat", strtol(text, NULL, 10));
+		free(text);
+		text = NULL;
+		/* "pid (comm) state ppid ...": comm may hold spaces, so after the last ')' */
+		char *close_paren;
+		if (sb_fs_read_file(&text, NULL, path, 4096, NULL) == 0 && (close_paren = strrchr(text, ')')))
+			keeper = (pid_t)strtol(close_paren + 3, NULL, 10);
+		free(text);
+		text = NULL;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", (long)keeper);
+		if (keeper <= 1 || sb_fs_read_file(&text, NULL, path, 64, NULL) < 0 || strcmp(text, "sb-keeper\n"))
+			keeper = 0;
+	}
+	free(text);
+	free(pid_file);
+	close(fd);
+	return keeper;
+}
+
+int sb_runsc_forward_reset(const struct sb_backend_sandbox *sb)
+{
+	char *path = sb_path_join(sb->dir, RESET_FILE), *before = NULL, *now = NULL;
+	pid_t keeper = sb->rec->n_publish ? keeper_pid(sb) : 0;
+	int done = 0;
+
+	if (!path || keeper <= 0) {
+		free(path);
+		return 0;
+	}
+	sb_fs_read_file(&before, NULL, path, 64, NULL);
+	if (kill(keeper, SIGUSR1) == 0) {
+		for (int waited = 0; !done && waited < RESET_WAIT_MS; waited += 5) {
+			poll(NULL, 0, 5);
+			free(now);
+			now = NULL;
+			done = sb_fs_read_file(&now, NULL, path, 64, NULL) == 0 && (!before || strcmp(before, now));
+		}
+	}
+	free(before);
+	free(now);
+	free(path);
+	return done;
 }

@@ -161,5 +161,10 @@ int sb_runsc_net_hook(int (**fn)(void *), void **arg, struct sb_root *root, cons
  * process when the last child has ended. */
 int sb_runsc_forward_listen(int **out, const struct sb_backend_sandbox *sb, struct sb_error *err);
 void sb_runsc_forward_run(const int *listeners, const struct sb_backend_sandbox *sb) __attribute__((noreturn));
+/* Has the keeper of a running sandbox with published ports reset every
+ * connection it relays (before a checkpoint: this runsc cannot save an open
+ * TCP endpoint); 1 when it confirmed within a deadline, 0 otherwise (no
+ * keeper, no published port, no answer). */
+int sb_runsc_forward_reset(const struct sb_backend_sandbox *sb);
 
 #endif
