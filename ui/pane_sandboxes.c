@@ -19,7 +19,8 @@ static const struct {
 	enum ui_align align;
 } columns[UI_COL_COUNT] = {
 	[UI_COL_NAME] = { N_("NAME"), 16, UI_LEFT },
-	[UI_COL_STATE] = { N_("STATE"), 8, UI_LEFT },
+	/* wide enough for a service's "running (unhealthy)" */
+	[UI_COL_STATE] = { N_("STATE"), 19, UI_LEFT },
 	[UI_COL_KIND] = { N_("KIND"), 9, UI_LEFT },
 	[UI_COL_IDLE] = { N_("IDLE"), 7, UI_RIGHT },
 	[UI_COL_EXPIRES] = { N_("EXPIRES"), 8, UI_RIGHT },
