@@ -21,7 +21,8 @@ static const struct {
 	enum ui_align align;
 } columns[UI_COL_COUNT] = {
 	[UI_COL_NAME] = { N_("NAME"), 16, UI_LEFT },
-	[UI_COL_STATE] = { N_("STATE"), 8, UI_LEFT },
+	/* wide enough for a service's "running (unhealthy)" */
+	[UI_COL_STATE] = { N_("STATE"), 19, UI_LEFT },
 	[UI_COL_KIND] = { N_("KIND"), 9, UI_LEFT },
 	[UI_COL_IDLE] = { N_("IDLE"), 7, UI_RIGHT },
 	[UI_COL_EXPIRES] = { N_("EXPIRES"), 8, UI_RIGHT },
@@ -72,7 +73,8 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 		snprintf(buf, size, "%s", s->rec.name);
 		break;
 	case UI_COL_STATE:
-		snprintf(buf, size, "%s", sb_sandbox_state_name(s->rec.state));
+		/* with a service: its health, from the supervisor's file (no runsc call) */
+		sb_sandbox_state_text(buf, size, s);
 		break;
 	case UI_COL_KIND:
 		snprintf(buf, size, "%s", sb_sandbox_kind_name(s->rec.kind));
@@ -328,6 +330,28 @@ static void line_pair(void (*line)(void *, const char *, const char *, int), voi
 	line(ctx, label, value, warn);
 }
 
+/* The service and the published ports; a port reachable from other hosts is flagged. */
+static void service_details(const struct sb_sandbox_info *s, void (*line)(void *, const char *, const char *, int),
+			    void *ctx)
+{
+	char buf[512];
+
+	if (s->rec.service.command) {
+		line_pair(line, ctx, _("Service"), s->rec.service.command, 0);
+		snprintf(buf, sizeof(buf), "%s", sb_service_restart_name(s->rec.service.restart));
+		line_pair(line, ctx, _("Restart"), buf, 0);
+		if (s->rec.service.health)
+			line_pair(line, ctx, _("Health check"), s->rec.service.health, 0);
+	}
+	for (size_t i = 0; i < s->rec.n_publish; i++) {
+		const struct sb_publish *p = &s->rec.publish[i];
+		int open_ = !sb_publish_loopback(p);
+		snprintf(buf, sizeof(buf), "%s:%u -> %u%s", p->address, p->host_port, p->port,
+			 open_ ? _(" (warning: reachable from other hosts)") : "");
+		line_pair(line, ctx, _("Published"), buf, open_);
+	}
+}
+
 static void details(struct ui_app *app, size_t row, void (*line)(void *, const char *, const char *, int), void *ctx)
 {
 	const struct sb_sandbox_info *s;
@@ -338,7 +362,8 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	s = &app->sbx[app->order[row]];
 	line_pair(line, ctx, _("Name"), s->rec.name, 0);
 	line_pair(line, ctx, _("ID"), s->rec.id, 0);
-	line_pair(line, ctx, _("State"), sb_sandbox_state_name(s->rec.state), s->rec.state == SB_STATE_BROKEN);
+	sb_sandbox_state_text(t, sizeof(t), s);
+	line_pair(line, ctx, _("State"), t, s->rec.state == SB_STATE_BROKEN || strstr(t, "unhealthy"));
 	line_pair(line, ctx, _("Reason"), s->rec.reason ? s->rec.reason : "", 0);
 	if (s->rec.state == SB_STATE_STOPPED)
 		line_pair(line, ctx, _("Memory kept"), s->has_checkpoint ? _("yes (checkpoint)") : _("no (cold start)"), 0);
@@ -358,6 +383,7 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 		line_pair(line, ctx, _("Egress"), egress ? egress : "?", s->rec.egress.mode != SB_EGRESS_DENY_ALL);
 		free(egress);
 	}
+	service_details(s, line, ctx);
 	line_pair(line, ctx, _("Image"), s->rec.image_ref ? s->rec.image_ref : "", 0);
 	line_pair(line, ctx, _("Digest"), s->rec.image_digest, 0);
 	if (s->rec.memory)

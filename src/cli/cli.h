@@ -71,6 +71,8 @@ extern const struct sb_cli_command sb_cmd_diff;
 extern const struct sb_cli_command sb_cmd_exec;
 extern const struct sb_cli_command sb_cmd_fork;
 extern const struct sb_cli_command sb_cmd_inspect;
+extern const struct sb_cli_command sb_cmd_logs;
+extern const struct sb_cli_command sb_cmd_logs;
 extern const struct sb_cli_command sb_cmd_ls;
 extern const struct sb_cli_command sb_cmd_mcp;
 extern const struct sb_cli_command sb_cmd_network;

@@ -20,6 +20,8 @@ struct create_args {
 	struct sb_sandbox_mount mounts[MAX_ITEMS];
 	struct sb_sandbox_label labels[MAX_ITEMS];
 	struct sb_cli_egress egress;
+	struct sb_service service;
+	struct sb_publish publish[MAX_ITEMS];
 	int json;
 };
 
@@ -64,6 +66,11 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		{ "expiry", required_argument, NULL, 'e' },
 		{ "allow", required_argument, NULL, 'A' },
 		{ "deny-all", no_argument, NULL, 'D' },
+		{ "service", required_argument, NULL, 's' },
+		{ "health", required_argument, NULL, 'H' },
+		{ "health-interval", required_argument, NULL, 'I' },
+		{ "restart", required_argument, NULL, 'R' },
+		{ "publish", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,6 +143,29 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		case 'D':
 			a.egress.deny_all = 1;
 			break;
+		case 's':
+			a.service.command = optarg;
+			a.spec.service = &a.service;
+			break;
+		case 'H':
+			a.service.health = optarg;
+			break;
+		case 'I':
+			if ((a.service.interval = sb_units_parse_duration(optarg)) <= 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid --health-interval '%s' (e.g. 10s, 1m)"), optarg);
+			break;
+		case 'R':
+			if ((rc = sb_service_restart_parse(optarg)) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("--restart takes no, on-failure or always"));
+			a.service.restart = rc;
+			break;
+		case 'P':
+			if (a.spec.n_publish == MAX_ITEMS)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("too many --publish ports"));
+			if (sb_publish_parse(&a.publish[a.spec.n_publish], optarg, &err) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create, "%s", err.msg);
+			a.spec.n_publish++;
+			break;
 		case 'j':
 			a.json = 1;
 			break;
@@ -147,6 +177,9 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		return sb_cli_usage_error(NULL, &sb_cmd_create, _("expected one sandbox name"));
 	if (!a.spec.image)
 		return sb_cli_usage_error(NULL, &sb_cmd_create, _("--image is required"));
+	if ((a.service.health || a.service.interval) && !a.service.command)
+		return sb_cli_usage_error(NULL, &sb_cmd_create, _("--health and --health-interval need --service"));
+	a.spec.publish = a.publish;
 	if (a.egress.n && a.egress.deny_all)
 		return sb_cli_usage_error(NULL, &sb_cmd_create, _("--allow and --deny-all exclude each other"));
 	a.spec.name = argv[optind];
@@ -175,7 +208,9 @@ const struct sb_cli_command sb_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME --image REF [--temporary[=IDLE]|--permanent] [--network on|off] "
 		    "[--mount HOST:PATH[:ro|rw]]... [--allow-sensitive-mounts] [--no-exchange] [--memory M] [--cpus N] [--owner O] "
-		    "[--label K=V]... [--expiry rm|stop] [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... [--deny-all] [--json]",
+		    "[--label K=V]... [--expiry rm|stop] [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... [--deny-all] "
+		    "[--service CMD [--health CMD] [--health-interval T] [--restart no|on-failure|always]] "
+		    "[--publish [ADDR:]HOSTPORT:PORT]... [--json]",
 	.summary = N_("create and start a sandbox from an image"),
 	.help = N_("  --image REF          image reference or manifest digest (pinned at create)\n"
 		   "  --temporary[=IDLE]   expire after IDLE without activity (default from the config, 30m)\n"
@@ -192,6 +227,12 @@ const struct sb_cli_command sb_cmd_create = {
 		   "  --allow RULE         network on, reaching only ADDR[/PREFIX][:PORT] or the rules of\n"
 		   "                       allow_profile @PROFILE (repeatable)\n"
 		   "  --deny-all           network on without any egress\n"
+		   "  --service CMD        run CMD (sh -c) inside, supervised; the sandbox is permanent\n"
+		   "  --health CMD         health check run inside every interval (exit 0: healthy)\n"
+		   "  --health-interval T  time between health checks (default 10s)\n"
+		   "  --restart POLICY     restart the service: no (default), on-failure, always\n"
+		   "  --publish [ADDR:]HP:P  sandbox port P on host port HP of ADDR (default\n"
+		   "                       127.0.0.1; network on; repeatable)\n"
 		   "  --json               print the new sandbox as JSON\n"),
 	.run = create_run,
 };

@@ -22,13 +22,33 @@ static void print_time(const char *label, long long t)
 	printf("%-14s %s\n", label, buf);
 }
 
+static void print_service(const struct sb_sandbox_info *s)
+{
+	const struct sb_service *svc = &s->rec.service;
+	struct sb_service_status st;
+
+	if (svc->command) {
+		printf("%-14s %s (%s %s)\n", _("service:"), svc->command, _("restart"), sb_service_restart_name(svc->restart));
+		if (svc->health)
+			printf("%-14s %s (%s %llds)\n", _("health:"), svc->health, _("every"), svc->interval);
+		if (sb_sandbox_service_status(&st, s))
+			printf("%-14s %s, %s, %d %s\n", "", st.state, st.health, st.restarts, _("restarts"));
+	}
+	for (size_t i = 0; i < s->rec.n_publish; i++) {
+		const struct sb_publish *p = &s->rec.publish[i];
+		printf("%-14s %s:%u -> %u%s\n", i ? "" : _("published:"), p->address, p->host_port, p->port,
+		       sb_publish_loopback(p) ? "" : _(" (warning: reachable from other hosts)"));
+	}
+}
+
 static void print_info(struct sb_root *root, const struct sb_sandbox_info *s, const struct sb_sandbox_stats *st)
 {
-	char a[32], b[32];
+	char a[32], b[32], state[64];
 
 	printf("%-14s %s\n", _("name:"), s->rec.name);
 	printf("%-14s %s\n", _("id:"), s->rec.id);
-	printf("%-14s %s (%s)\n", _("state:"), sb_sandbox_state_name(s->rec.state), s->rec.reason);
+	sb_sandbox_state_text(state, sizeof(state), s);
+	printf("%-14s %s (%s)\n", _("state:"), state, s->rec.reason);
 	printf("%-14s %s\n", _("kind:"), sb_sandbox_kind_name(s->rec.kind));
 	sb_units_format_duration(a, sizeof(a), s->idle_seconds);
 	if (s->expires_in >= 0) {
@@ -48,6 +68,7 @@ static void print_info(struct sb_root *root, const struct sb_sandbox_info *s, co
 		printf("%-14s %s\n", _("egress:"), egress ? egress : "?");
 		free(egress);
 	}
+	print_service(s);
 	printf("%-14s %s\n", _("workspace:"), s->workspace);
 	printf("%-14s %s\n", _("exchange:"), sb_cli_onoff(s->rec.exchange));
 	for (size_t i = 0; i < s->rec.n_mounts; i++)

@@ -21,7 +21,7 @@ static const char *const headers[COL_COUNT] = {
 static void row_cells(char cells[COL_COUNT][CELL_MAX], const struct sb_sandbox_info *s)
 {
 	snprintf(cells[COL_NAME], CELL_MAX, "%s", s->rec.name);
-	snprintf(cells[COL_STATE], CELL_MAX, "%s", sb_sandbox_state_name(s->rec.state));
+	sb_sandbox_state_text(cells[COL_STATE], CELL_MAX, s);
 	snprintf(cells[COL_KIND], CELL_MAX, "%s", sb_sandbox_kind_name(s->rec.kind));
 	sb_units_format_duration(cells[COL_IDLE], CELL_MAX, s->idle_seconds);
 	sb_units_format_duration(cells[COL_EXPIRES], CELL_MAX, s->expires_in);

@@ -121,6 +121,8 @@ static int show(struct view *v)
 
 	/* connections the egress policy dropped are collected on reading (no daemon) */
 	sb_sandbox_egress_collect(NULL, v->root, v->name, NULL);
+	/* and so are the service supervisor's events */
+	sb_sandbox_service_collect(NULL, v->root, v->name, NULL);
 	if (sb_timeline_read(&t, v->root, v->name, &v->q, &err) < 0)
 		return sb_cli_fail(&err);
 	if (!v->json && !v->headed++)

@@ -30,6 +30,7 @@ static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_rm,
 	&sb_cmd_touch,
 	&sb_cmd_timeline,
+	&sb_cmd_logs,
 	&sb_cmd_network,
 	&sb_cmd_reap,
 	&sb_cmd_gc,

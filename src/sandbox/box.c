@@ -244,6 +244,12 @@ int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 		b->rec.runtime_build = build;
 	}
 	sb_host_boot_id(b->rec.boot_id, NULL);
+	/* a restored service runs on inside the checkpoint with its supervisor;
+	 * a cold boot runs it again */
+	if (!image_path && (rc = sb_box_service_start(b, err)) < 0) {
+		sb_box_teardown(b, 1, NULL);
+		return rc;
+	}
 	return 0;
 }
 

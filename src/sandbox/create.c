@@ -109,6 +109,50 @@ int sb_box_new_id(char id[SB_SANDBOX_ID_LEN], struct sb_error *err)
 	return 0;
 }
 
+#define SERVICE_INTERVAL_DEFAULT 10
+
+/* The service and published ports of the spec into rec, whose kind and
+ * network are not settled yet: a service makes the sandbox permanent unless
+ * asked otherwise (refused: a reaper would end it while it serves), a
+ * published port turns the network on. */
+static int fill_service(struct sb_record *rec, const struct sb_sandbox_spec *spec, struct sb_error *err)
+{
+	const struct sb_service *s = spec->service;
+
+	if (s && s->command) {
+		if (spec->kind == SB_KIND_TEMPORARY)
+			return sb_error_set(err, SB_ERR_INVALID,
+					    _("a service sandbox is permanent: --service cannot go with --temporary"));
+		if (!*s->command || (s->health && !*s->health))
+			return sb_error_set(err, SB_ERR_INVALID, _("--service and --health need a command"));
+		if (s->interval < 0 || s->interval > 86400)
+			return sb_error_set(err, SB_ERR_INVALID, _("--health-interval must be from 1 s to 1 day"));
+		rec->kind = SB_KIND_PERMANENT;
+		rec->service.interval = s->interval ? s->interval : SERVICE_INTERVAL_DEFAULT;
+		rec->service.restart = s->restart;
+		rec->service.command = strdup(s->command);
+		rec->service.health = s->health ? strdup(s->health) : NULL;
+		if (!rec->service.command || (s->health && !rec->service.health))
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	if (!spec->n_publish)
+		return 0;
+	if (spec->network == 0)
+		return sb_error_set(err, SB_ERR_INVALID, _("--publish needs network on"));
+	rec->network = 1;
+	if (!(rec->publish = calloc(spec->n_publish, sizeof(*rec->publish))))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	for (size_t i = 0; i < spec->n_publish; i++) {
+		for (size_t j = 0; j < i; j++)
+			if (spec->publish[j].host_port == spec->publish[i].host_port &&
+			    !strcmp(spec->publish[j].address, spec->publish[i].address))
+				return sb_error_set(err, SB_ERR_INVALID, _("host port %s:%u is published twice"),
+						    spec->publish[i].address, spec->publish[i].host_port);
+		rec->publish[rec->n_publish++] = spec->publish[i];
+	}
+	return 0;
+}
+
 /* The record of a new sandbox: the spec over the configured defaults. */
 static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec, const struct sb_settings *set,
 		       struct sb_error *err)
@@ -126,6 +170,8 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 											  : set->idle_timeout;
 	rec->expiry_action = spec->expiry_action != SB_EXPIRY_DEFAULT ? spec->expiry_action : set->expiry_action;
 	rec->network = spec->network >= 0 ? spec->network : set->network;
+	if ((rc = fill_service(rec, spec, err)) < 0)
+		return rc;
 	if (spec->egress && spec->egress->mode != SB_EGRESS_DEFAULT && !rec->network)
 		return sb_error_set(err, SB_ERR_INVALID, _("an allow-list or --deny-all needs network on"));
 	if (spec->egress && sb_egress_copy(&rec->egress, spec->egress) < 0)

@@ -57,6 +57,10 @@ static int fork_record(struct sb_record *out, const struct sb_box *src, const ch
 	snprintf(out->parent_id, sizeof(out->parent_id), "%s", src->rec.id);
 	out->created = out->state_changed = sb_clock_now();
 	out->state = SB_STATE_CREATED;
+	/* the source's host ports are its own: a fork publishes none */
+	free(out->publish);
+	out->publish = NULL;
+	out->n_publish = 0;
 	if (kind != SB_KIND_DEFAULT && kind != out->kind) {
 		out->kind = kind;
 		out->idle_timeout = kind == SB_KIND_PERMANENT ? 0 : set->idle_timeout;

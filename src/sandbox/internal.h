@@ -402,4 +402,11 @@ int sb_guest_copy_in(struct sb_root *root, const char *name, const char *dir, co
 		     int (*produce)(void *arg, struct sb_xsink *s, struct sb_error *err), void *arg,
 		     struct sb_error *err);
 
+/* Services (service.c, record_service.c). */
+/* Starts the service's supervisor in a freshly (cold) booted sandbox; nothing without a service. */
+int sb_box_service_start(struct sb_box *b, struct sb_error *err);
+json_t *sb_record_service_to_json(json_t *doc, const struct sb_record *r);
+int sb_record_service_from_json(struct sb_record *out, const json_t *doc);
+void sb_record_service_clear(struct sb_record *rec);
+
 #endif

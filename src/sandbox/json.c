@@ -20,6 +20,12 @@ json_t *sb_sandbox_info_json(const struct sb_sandbox_info *info)
 	doc = sb_json_set(doc, "workspace", json_string(info->workspace));
 	if (info->address[0])
 		doc = sb_json_set(doc, "address", json_string(info->address));
+	if (info->rec.service.command) {
+		json_t *st = sb_service_status_json(info);
+		json_t *h = json_object_get(st, "health");
+		doc = sb_json_set(doc, "health", h ? json_incref(h) : json_null());
+		doc = sb_json_set(doc, "service_status", st);
+	}
 	return doc;
 }
 

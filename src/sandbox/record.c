@@ -117,7 +117,8 @@ json_t *sb_record_to_json(const struct sb_record *r)
 	/* only for forks: records of other sandboxes stay as they were */
 	if (doc && r->parent[0])
 		doc = sb_json_set(doc, "parent", json_pack("{s:s, s:s}", "name", r->parent, "id", r->parent_id));
-	return doc ? sb_json_set(doc, "egress", egress_to_json(&r->egress)) : NULL;
+	doc = doc ? sb_json_set(doc, "egress", egress_to_json(&r->egress)) : NULL;
+	return doc ? sb_record_service_to_json(doc, r) : NULL;
 }
 
 static int dup_into(char **dst, const char *s)
@@ -182,6 +183,10 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid kind, state, id or mount list"), name);
 	if (egress_from_json(&out->egress, egress) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid egress policy"), name);
+	if (sb_record_service_from_json(out, doc) < 0) {
+		sb_record_clear(out);
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid service or published port"), name);
+	}
 	out->kind = k;
 	out->expiry_action = e;
 	out->state = s;
@@ -320,5 +325,6 @@ void sb_record_clear(struct sb_record *rec)
 	free(rec->reason);
 	free(rec->runtime_build);
 	sb_egress_clear(&rec->egress);
+	sb_record_service_clear(rec);
 	memset(rec, 0, sizeof(*rec));
 }

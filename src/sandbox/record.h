@@ -63,6 +63,28 @@ struct sb_sandbox_label {
 
 #define SB_BACKEND_NAME_MAX 15
 
+/* What a service's supervisor does when its command ends (docs/services.md). */
+enum sb_service_restart {
+	SB_RESTART_NO = 0,
+	SB_RESTART_ON_FAILURE,   /* a non-zero exit status or a signal */
+	SB_RESTART_ALWAYS,
+};
+
+/* A command that runs inside the sandbox for as long as it runs, supervised
+ * there; command NULL: the sandbox has none. */
+struct sb_service {
+	char *command;           /* sh -c text */
+	char *health;            /* sh -c text, exit 0: healthy; NULL: no health check */
+	long long interval;      /* seconds between health checks */
+	enum sb_service_restart restart;
+};
+
+/* A sandbox port reachable on a host address: address:host_port -> port inside. */
+struct sb_publish {
+	char address[16];        /* IPv4, "127.0.0.1" unless written otherwise */
+	unsigned short host_port, port;
+};
+
 struct sb_record {
 	int schema;
 	char backend[SB_BACKEND_NAME_MAX + 1];   /* "runsc": who holds the sandbox */
@@ -94,6 +116,9 @@ struct sb_record {
 	/* a fork's source, as it was at the fork ("" when not a fork) */
 	char parent[SB_SANDBOX_NAME_MAX + 1];
 	char parent_id[SB_SANDBOX_ID_LEN];
+	struct sb_service service;           /* "service" in JSON; absent: none */
+	struct sb_publish *publish;          /* "publish" in JSON; absent: none */
+	size_t n_publish;
 };
 
 /* Loads ROOT/sandboxes/<name>/sandbox.json; SB_ERR_NOTFOUND naming the sandbox when absent. */
@@ -117,6 +142,13 @@ const char *sb_sandbox_kind_name(enum sb_sandbox_kind kind);
 const char *sb_sandbox_state_name(enum sb_sandbox_state state);
 const char *sb_expiry_action_name(enum sb_expiry_action action);
 const char *sb_mount_mode_name(enum sb_mount_mode mode);
+const char *sb_service_restart_name(enum sb_service_restart r);
+int sb_service_restart_parse(const char *s);
+/* Parses "[ADDRESS:]HOSTPORT:PORT" (ADDRESS an IPv4 address, 127.0.0.1 when
+ * left out); SB_ERR_INVALID naming the text. */
+int sb_publish_parse(struct sb_publish *out, const char *text, struct sb_error *err);
+/* 1 when p binds a loopback address only. */
+int sb_publish_loopback(const struct sb_publish *p);
 /* Reverse lookups; -1 when the name is unknown. */
 int sb_sandbox_kind_parse(const char *s);
 int sb_sandbox_state_parse(const char *s);

@@ -33,6 +33,9 @@ struct sb_sandbox_spec {
 	const char *owner;                       /* NULL: none */
 	const struct sb_sandbox_label *labels;
 	size_t n_labels;
+	const struct sb_service *service;        /* NULL or command NULL: none */
+	const struct sb_publish *publish;        /* published ports (network on) */
+	size_t n_publish;
 };
 
 /* Splits "HOST:PATH[:ro|rw]" (read-only unless ":rw" is written; HOST may
@@ -81,6 +84,30 @@ int sb_sandbox_egress_collect(size_t *count, struct sb_root *root, const char *n
  * "default (internet; no link-local, metadata, host or private addresses)"):
  * malloc'd, NULL when out of memory. */
 char *sb_sandbox_egress_text(struct sb_root *root, const struct sb_record *rec);
+
+/* Services (docs/services.md). The spec's service and publish fields go
+ * into the record as given; create checks them. */
+struct sb_service_status {
+	int known;                               /* the supervisor has said something */
+	char state[16];                          /* "running", "backoff" (waiting to restart), "exited" */
+	char health[16];                         /* "none", "starting", "healthy", "unhealthy" */
+	int restarts;
+};
+/* What the supervisor of a running service sandbox last wrote (in-root,
+ * no runsc call: cheap for listings); 1 when known, 0 otherwise. */
+int sb_sandbox_service_status(struct sb_service_status *out, const struct sb_sandbox_info *info);
+/* The state for people: "running (healthy)", "running (restarting)", "stopped". */
+void sb_sandbox_state_text(char *buf, size_t size, const struct sb_sandbox_info *info);
+/* {"state", "health", "restarts"}, or JSON null when unknown (new reference). */
+json_t *sb_service_status_json(const struct sb_sandbox_info *info);
+/* Moves the supervisor's new events (start, exit, restart, health) into the
+ * timeline (kind service); *count (may be NULL) says how many. */
+int sb_sandbox_service_collect(size_t *count, struct sb_root *root, const char *name, struct sb_error *err);
+/* Writes the service's output to fd from *pos (0 at first; afterwards the
+ * value this call left, to follow it); since > 0 (unix seconds): on the
+ * first call only what was written then or later (to the second). */
+int sb_sandbox_logs(unsigned long long *pos, int fd, struct sb_root *root, const char *name, long long since,
+		    struct sb_error *err);
 
 /* Checks a name; SB_ERR_INVALID with a message that says what is allowed. */
 int sb_sandbox_name_check(const char *name, struct sb_error *err);

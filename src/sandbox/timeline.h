@@ -26,6 +26,7 @@ enum sb_timeline_kind {
 	SB_TIMELINE_FILE,            /* a host-side file transfer (cp) */
 	SB_TIMELINE_COMMIT,          /* the disk committed as an image: text names it */
 	SB_TIMELINE_NETWORK,         /* an egress policy change, or a connection the policy dropped */
+	SB_TIMELINE_SERVICE,         /* a service started, ended, restarted or changed health */
 };
 
 enum sb_timeline_source {

@@ -942,3 +942,23 @@ Test(tui, session_refusals_end_and_bad_copy_paths)
 	quit(t);
 	cli_ok("rm", "alpha", NULL, NULL, NULL, NULL);
 }
+
+/* A service sandbox lists with its health, which follows the service, and
+ * its details name the service and its health check. */
+Test(tui, a_service_lists_with_its_health)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, "create", "svc", "--image", image, "--service", "touch /tmp/ok; exec sleep 100000",
+			 "--health", "test -f /tmp/ok", "--health-interval", "1s", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "svc", "running (healthy)", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "Health check", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "test -f /tmp/ok", WAIT), 0, "%s", tui_screen(t));
+	r = tu_sandbench(root_dir, NULL, "exec", "svc", "--", "rm", "/tmp/ok", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	cr_assert_eq(tui_wait_row(t, "svc", "running (unhealthy)", WAIT), 0, "%s", tui_screen(t));
+	quit(t);
+}

@@ -321,3 +321,82 @@ Test(record, settings_root_overrides_defaults)
 	unsetenv("SANDBENCH_DEFAULTS");
 	free(conf);
 }
+
+/* A service and published ports go to the file and come back; without them
+ * the file has neither key (records of other sandboxes stay as they were). */
+Test(record, service_and_published_ports_round_trip)
+{
+	struct sb_publish pub[] = { { "127.0.0.1", 8080, 80 }, { "192.0.2.7", 2222, 22 } };
+	struct sb_record rec = {
+		.name = "svc", .id = "sb-0123456789abcdef", .image_ref = "", .kind = SB_KIND_PERMANENT,
+		.expiry_action = SB_EXPIRY_RM, .owner = "", .state = SB_STATE_RUNNING, .reason = "created",
+		.service = { .command = "httpd -f", .health = "nc -z 127.0.0.1 80", .interval = 5,
+			     .restart = SB_RESTART_ON_FAILURE },
+		.publish = pub, .n_publish = 2,
+	};
+	struct sb_record back;
+	struct sb_error err;
+
+	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000001");
+	json_t *doc = sb_record_to_json(&rec);
+	cr_assert_not_null(doc);
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(back.service.command, "httpd -f");
+	cr_assert_str_eq(back.service.health, "nc -z 127.0.0.1 80");
+	cr_assert_eq(back.service.interval, 5);
+	cr_assert_eq(back.service.restart, SB_RESTART_ON_FAILURE);
+	cr_assert_eq(back.n_publish, 2);
+	cr_assert_str_eq(back.publish[1].address, "192.0.2.7");
+	cr_assert_eq(back.publish[1].host_port, 2222);
+	cr_assert_eq(back.publish[1].port, 22);
+	sb_record_clear(&back);
+	long n = tu_json_whole_or_nothing(build_record, &rec, doc);
+	cr_assert_gt(n, 0, "failing allocation %ld gave a record that lacks a part", -n);
+	/* a port out of range in the file is a malformed record, not a wrong port */
+	json_integer_set(json_object_get(json_array_get(json_object_get(doc, "publish"), 0), "port"), 70000);
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), SB_ERR_FORMAT);
+	json_decref(doc);
+
+	rec.service = (struct sb_service){ 0 };
+	rec.n_publish = 0;
+	doc = sb_record_to_json(&rec);
+	cr_assert_null(json_object_get(doc, "service"));
+	cr_assert_null(json_object_get(doc, "publish"));
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert_null(back.service.command);
+	cr_assert_eq(back.n_publish, 0);
+	sb_record_clear(&back);
+	json_decref(doc);
+}
+
+Test(record, publish_items_parse_or_say_why)
+{
+	static const struct {
+		const char *text, *address;
+		unsigned short host_port, port;
+	} good[] = {
+		{ "8080:80", "127.0.0.1", 8080, 80 },
+		{ "127.0.0.2:1:65535", "127.0.0.2", 1, 65535 },
+		{ "0.0.0.0:443:8443", "0.0.0.0", 443, 8443 },
+	};
+	static const char *const bad[] = { "", "80", ":80", "8080:", "0:80", "65536:80", "8080:+80", "8080:-1",
+					   "x:80", "example.com:80:80", "::1:80:80", "1.2.3.4:5:6:7", "080080808080808080:1" };
+	struct sb_publish p;
+	struct sb_error err;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		cr_assert_eq(sb_publish_parse(&p, good[i].text, &err), 0, "%s: %s", good[i].text, err.msg);
+		cr_assert_str_eq(p.address, good[i].address);
+		cr_assert_eq(p.host_port, good[i].host_port, "%s", good[i].text);
+		cr_assert_eq(p.port, good[i].port, "%s", good[i].text);
+	}
+	cr_assert(sb_publish_loopback(&(struct sb_publish){ "127.0.0.1", 1, 1 }));
+	cr_assert_not(sb_publish_loopback(&(struct sb_publish){ "0.0.0.0", 1, 1 }));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		cr_assert_eq(sb_publish_parse(&p, bad[i], &err), SB_ERR_INVALID, "'%s' accepted", bad[i]);
+		cr_assert(strstr(err.msg, "--publish"), "%s", err.msg);
+	}
+	cr_assert_eq(sb_service_restart_parse("on-failure"), SB_RESTART_ON_FAILURE);
+	cr_assert_eq(sb_service_restart_parse("sometimes"), -1);
+	cr_assert_str_eq(sb_service_restart_name(SB_RESTART_ALWAYS), "always");
+}

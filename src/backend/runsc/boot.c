@@ -178,7 +178,11 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
-		result.rc = boot_calls(c, 4, &result.err);
+		/* the published ports first: one in use fails the boot before it starts */
+		int *listeners = NULL;
+		result.rc = sb_runsc_forward_listen(&listeners, c->sb, &result.err);
+		if (result.rc == 0)
+			result.rc = boot_calls(c, 4, &result.err);
 		if (write(3, &result, sizeof(result)) < 0) {
 			/* the caller was killed meanwhile: the sandbox still needs its reaper */
 		}
@@ -186,6 +190,8 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 			_exit(1);
 		close(3);
 		close(4);
+		if (listeners)
+			sb_runsc_forward_run(listeners, c->sb);
 		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 			;
 		_exit(0);

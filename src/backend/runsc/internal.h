@@ -154,4 +154,17 @@ int sb_runsc_sandbox_pidfd(const struct sb_backend_sandbox *sb);
 int sb_runsc_net_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
 		      struct sb_error *err);
 
+/* Published ports (forward.c), in the keeper: the listeners of the record's
+ * publish entries (*out: malloc'd, one per entry; NULL when none; a port in
+ * use is SB_ERR_EXISTS naming it), then the loop that relays their
+ * connections to the sandbox and reaps the keeper's children; it ends the
+ * process when the last child has ended. */
+int sb_runsc_forward_listen(int **out, const struct sb_backend_sandbox *sb, struct sb_error *err);
+void sb_runsc_forward_run(const int *listeners, const struct sb_backend_sandbox *sb) __attribute__((noreturn));
+/* Has the keeper of a running sandbox with published ports reset every
+ * connection it relays (before a checkpoint: this runsc cannot save an open
+ * TCP endpoint); 1 when it confirmed within a deadline, 0 otherwise (no
+ * keeper, no published port, no answer). */
+int sb_runsc_forward_reset(const struct sb_backend_sandbox *sb);
+
 #endif

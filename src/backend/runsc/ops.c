@@ -186,8 +186,22 @@ static int be_checkpoint(void *p, const struct sb_backend_sandbox *sb, const cha
 {
 	struct sb_runsc_call c = sb_runsc_call_for(sb, SB_RUNSC_CHECKPOINT);
 
+	struct sb_proc_result res;
+	int rc;
+
 	c.image_path = image_path;
-	return be_rs(p, err) ? sb_runsc_run(NULL, ((struct runsc_be *)p)->rs, &c, err) : SB_ERR_PREREQ;
+	if (!be_rs(p, err))
+		return SB_ERR_PREREQ;
+	/* the connections through published ports would hold TCP endpoints open */
+	sb_runsc_forward_reset(sb);
+	rc = sb_runsc_run(&res, ((struct runsc_be *)p)->rs, &c, err);
+	/* runsc's own message is a Go trace: say what it means */
+	if (rc < 0 && res.errout && strstr(res.errout, "unsupported networking state"))
+		rc = sb_error_set(err, SB_ERR_BUSY,
+				  _("sandbox '%s' has a TCP connection open, or closed less than a minute ago, and this "
+				    "runsc cannot checkpoint one; stop it again later"), sb->rec->name);
+	sb_proc_result_clear(&res);
+	return rc;
 }
 
 static int be_freeze(void *p, const struct sb_backend_sandbox *sb, enum sb_runsc_op op, struct sb_error *err)
