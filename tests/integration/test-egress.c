@@ -9,10 +9,12 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -28,6 +30,7 @@ static struct sbf f;
 static struct nt_names names;
 static struct nt_host host;
 static int metadata_route;
+static int metadata_lock = -1;   /* the host has one route to the metadata address */
 static long metadata_httpd;      /* pid of the test host's second server */
 
 static void setup(void)
@@ -51,6 +54,9 @@ static void teardown(void)
 	if (metadata_route)
 		tu_sh("ip route del " METADATA "/32 dev %s 2>/dev/null; true", host.veth);
 	metadata_route = 0;
+	if (metadata_lock >= 0)
+		close(metadata_lock);
+	metadata_lock = -1;
 	nt_host_stop(&host);
 	tu_sh("ip link del %s 2>/dev/null; true", names.bridge);
 }
@@ -72,6 +78,10 @@ static void host_start(int with_metadata)
 	nt_host_start(&host, &names, f.dir);
 	if (!with_metadata)
 		return;
+	/* the route is the host's, one for all: tests that run at once (Criterion
+	 * runs a suite's tests in parallel) take turns */
+	metadata_lock = open("/var/tmp/sandbench-test-metadata.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert(metadata_lock >= 0 && flock(metadata_lock, LOCK_EX) == 0);
 	cr_assert_eq(tu_sh("ip -n %s addr add " METADATA "/32 dev eth0 && ip route add " METADATA "/32 dev %s",
 			   host.netns, host.veth), 0);
 	metadata_route = 1;
