@@ -81,6 +81,9 @@ int sb_image_local_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_e
  * when there is none. */
 int sb_image_resolve(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest,
 		     struct sb_error *err);
+/* Fills exec_config of a resolved image: its config's "config" member
+ * (what a process starts with) as compact JSON; NULL when it has none. */
+int sb_image_read_exec_config(struct sb_image_info *out, struct sb_root *root, struct sb_error *err);
 /* resolve plus the sandboxes using it (used_by) and exec_config. */
 int sb_image_inspect(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest,
 		     struct sb_error *err);

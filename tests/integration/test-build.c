@@ -91,6 +91,8 @@ static long long num(json_t *doc, const char *key)
 	return json_integer_value(json_object_get(doc, key));
 }
 
+static void refused(const char *ref, const char *want);
+
 static char *sandboxes(void)
 {
 	return tu_sh_out("ls -A %s/sandboxes 2>/dev/null | tr '\\n' ' '", f.dir);
@@ -130,6 +132,48 @@ Test(build, dockerfile_to_image)
 	cr_assert_str_eq(out, "made\nhello\none\ntwo\none\nsub\n2\n", "the tree: %s", out);
 	free(out);
 	json_decref(res);
+
+	/* the config's Env, WorkingDir and User reach exec, as in docker; the
+	 * command line wins */
+	out = sbf_sh(&f, NULL, "c", "id -u; id -g; pwd; echo $MODE $APP_HOME $HOME", NULL);
+	cr_assert_str_eq(out, "65534\n65534\n/app\ntest /app /\n", "exec of an image with ENV, WORKDIR, USER: %s", out);
+	free(out);
+	struct tu_run e = SB("exec", "c", "--user", "0", "--cwd", "/", "--env", "MODE=mine", "--", "/bin/sh", "-c",
+			     "id -u; pwd; echo $MODE $APP_HOME $HOME");
+	cr_assert_eq(e.status, 0, "%s", e.err);
+	cr_assert_str_eq(e.out, "0\n/\nmine /app /root\n", "explicit options win: %s", e.out);
+	tu_run_free(&e);
+	e = SB("exec", "c", "--user", "daemon", "--", "true");
+	cr_assert_neq(e.status, 0, "a user of the host's passwd, not the sandbox's, was taken");
+	cr_assert(strstr(e.err, "user 'daemon' is not in the image's /etc/passwd"), "%s", e.err);
+	tu_run_free(&e);
+}
+
+/* RUN runs as the USER in force, looked up in the image's own passwd and
+ * group; a user the image does not know is refused with its line. */
+Test(build, user_applies_to_run)
+{
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\n"
+		   "RUN mkdir /out && chmod 777 /out\n"
+		   "USER nobody\n"
+		   "RUN id -u > /out/uid && id -g > /out/gid && touch /out/by-nobody\n"
+		   "USER 1234:nogroup\n"
+		   "RUN id -u > /out/uid2 && id -g >> /out/uid2\n"
+		   "USER root\n"
+		   "RUN stat -c '%u %g' /out/by-nobody > /out/owner\n");
+	json_t *res = build_ok("users:1");
+	json_decref(res);
+	sbf_ok(SB("create", "u", "--image", "users:1"), "create");
+	char *out = sbf_sh(&f, NULL, "u", "cat /out/uid /out/gid /out/uid2 /out/owner; id -u", NULL);
+	cr_assert_str_eq(out, "65534\n65534\n1234\n65534\n65534 65534\n0\n", "RUN as USER: %s", out);
+	free(out);
+	sbf_ok(SB("rm", "--force", "u"), "rm");
+
+	/* the host knows daemon; the image does not */
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nUSER daemon\nRUN true\n");
+	refused("users:2", "line 3: RUN true: USER of line 2: user 'daemon' is not in the image's /etc/passwd");
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nUSER nobody:staff\nRUN true\n");
+	refused("users:3", "line 3: RUN true: USER of line 2: group 'staff' is not in the image's /etc/group");
 }
 
 Test(build, cache_hit_and_miss)
