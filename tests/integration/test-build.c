@@ -211,6 +211,46 @@ Test(build, cache_hit_and_miss)
 	json_decref(nocache);
 }
 
+static const char *digest_of(json_t *res)
+{
+	return json_string_value(json_object_get(res, "digest"));
+}
+
+/* COPY's cache key is the content: names, modes, owners and data of what
+ * is copied (.dockerignore applied), not the times. */
+Test(build, copy_cache_keys_on_content)
+{
+	make_context();
+	json_t *first = build_ok("content:1");
+
+	/* touched, not changed: every step cached, the same image */
+	cr_assert_eq(tu_sh("touch -d '2001-02-03 04:05' %s/src/one %s/src/sub/two %s/src/sub %s/src", ctx, ctx, ctx, ctx), 0);
+	json_t *touched = build_ok("content:2");
+	cr_assert_eq(num(touched, "sandboxes"), 0, "a touched file misses the cache");
+	cr_assert_str_eq(digest_of(touched), digest_of(first));
+	/* an ignored file is no part of the copy */
+	cr_assert_eq(tu_sh("echo other > %s/src/cache/junk && echo more > %s/src/new.log", ctx, ctx), 0);
+	json_t *ignored = build_ok("content:3");
+	cr_assert_eq(num(ignored, "sandboxes"), 0, "a change .dockerignore leaves out misses the cache");
+	cr_assert_str_eq(digest_of(ignored), digest_of(first));
+
+	/* one byte changed (same size, same time): a miss */
+	cr_assert_eq(tu_sh("touch -r %s/src/one %s/ref && printf 'onE\n' > %s/src/one && touch -r %s/ref %s/src/one",
+			   ctx, ctx, ctx, ctx, ctx), 0);
+	json_t *changed = build_ok("content:4");
+	cr_assert_eq(num(changed, "sandboxes"), 1, "a changed byte hits the cache");
+	cr_assert_str_neq(digest_of(changed), digest_of(first));
+	/* a mode changed: a miss too */
+	cr_assert_eq(tu_sh("chmod 0600 %s/src/sub/two", ctx), 0);
+	json_t *mode = build_ok("content:5");
+	cr_assert_eq(num(mode, "sandboxes"), 1, "a changed mode hits the cache");
+	json_decref(first);
+	json_decref(touched);
+	json_decref(ignored);
+	json_decref(changed);
+	json_decref(mode);
+}
+
 /* A build that must fail: the message holds want, no image named ref. */
 static void refused(const char *ref, const char *want)
 {
