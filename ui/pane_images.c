@@ -185,7 +185,7 @@ static int job_prune(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, st
 	int rc;
 
 	(void)arg;
-	if ((rc = sb_image_prune(&rep, root, err)) == 0) {
+	if ((rc = sb_image_prune(&rep, root, 0, err)) == 0) {
 		sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
 		ui_job_event(ctx, 0, _("prune: %zu image(s), %zu blob(s), %zu unpacked tree(s) removed, %s freed"), rep.images,
 			     rep.blobs, rep.rootfs, size);

@@ -113,7 +113,8 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 	return rc;
 }
 
-static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, struct sb_error *err)
+static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, unsigned flags,
+			struct sb_error *err)
 {
 	json_t *users = NULL, *live = json_object(), *blobs = json_object(), *v, *layers;
 	const char *digest;
@@ -123,7 +124,9 @@ static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root,
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}
-	if ((rc = sb_image_db_users(&users, root, err)) < 0)
+	if ((rc = sb_image_db_users(&users, root, err)) < 0 ||
+	    (rc = sb_image_cache_sweep(users, &rep->cache_entries, root, sb_image_db_images(db),
+					  flags & SB_IMAGE_PRUNE_BUILD_CACHE, err)) < 0)
 		goto out;
 	if ((rc = drop_dangling(rep, db, users, err)) < 0)
 		goto out;
@@ -154,7 +157,7 @@ out:
 	return rc;
 }
 
-int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err)
+int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, unsigned flags, struct sb_error *err)
 {
 	json_t *db = NULL;
 	int rc;
@@ -163,7 +166,7 @@ int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, stru
 	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
 		return rc;
 	if ((rc = sb_image_db_load(&db, root, err)) == 0)
-		rc = prune_locked(out, root, db, err);
+		rc = prune_locked(out, root, db, flags, err);
 	sb_root_unlock(root);
 	json_decref(db);
 	return rc;

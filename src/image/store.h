@@ -117,13 +117,20 @@ struct sb_image_prune_report {
 	size_t blobs;                        /* blobs no remaining image refers to */
 	size_t rootfs;                       /* unpacked trees of no image, leftover unpack dirs */
 	size_t partial;                      /* partial downloads */
+	size_t cache_entries;                /* build cache entries dropped (SB_IMAGE_PRUNE_BUILD_CACHE) */
 	unsigned long long bytes;            /* freed */
 };
 
-/* Removes images nothing points at (no reference, no sandbox), then blobs no
- * remaining image refers to, rootfs directories of no image, dead temporary
- * unpack directories and partial downloads. Blobs of an install in progress
- * are kept. */
-int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err);
+enum sb_image_prune_flags {
+	/* drop image build's step cache first: the intermediate images it kept go too */
+	SB_IMAGE_PRUNE_BUILD_CACHE = 1 << 0,
+};
+
+/* Removes images nothing points at (no reference, no sandbox, no entry of
+ * image build's step cache), then blobs no remaining image refers to,
+ * rootfs directories of no image, dead temporary unpack directories and
+ * partial downloads. Blobs of an install in progress are kept. flags:
+ * sb_image_prune_flags. */
+int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, unsigned flags, struct sb_error *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include "build_internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "image/build_cache.h"
 #include "image/commit.h"
 #include "image/dockerfile.h"
 #include "image/ref.h"
@@ -26,7 +27,6 @@
 #include "sandbox/sandbox.h"
 
 #define VALUE_MAX 8192
-#define CACHE_DIR "images/build-cache"
 
 struct strv {
 	char **v;                        /* NULL-terminated */
@@ -168,23 +168,6 @@ static void progress(struct build *b, int cached)
 		b->o->progress(b->o->user, &ev);
 }
 
-/* The cache's file for a key: ROOT/images/build-cache/<sha256 of it>. */
-static char *cache_file(struct build *b, const char *key)
-{
-	struct sb_sha256 *h;
-	char d[SB_DIGEST_STR_LEN];
-
-	if (sb_sha256_new(&h, NULL) < 0)
-		return NULL;
-	sb_sha256_update(h, key, strlen(key));
-	sb_sha256_final(d, h);
-	sb_sha256_free(h);
-	char *rel = sb_strdupf(CACHE_DIR "/%s", sb_digest_hex(d));
-	char *path = rel ? sb_root_file(b->root, rel) : NULL;
-	free(rel);
-	return path;
-}
-
 /* What the step makes depends on: the image below, the gathered changes,
  * the instruction, extra (copied content) and the build args. */
 static char *cache_key(struct build *b, const char *what, const char *extra)
@@ -206,36 +189,15 @@ static char *cache_key(struct build *b, const char *what, const char *extra)
 	return key;
 }
 
-/* 1 and the image when the cache has key and the image is still there. */
+/* 1 and the image when the cache has key (and --no-cache is not given). */
 static int cache_get(char digest[SB_DIGEST_STR_LEN], struct build *b, const char *key)
 {
-	char *path = b->o->no_cache ? NULL : cache_file(b, key), *text = NULL;
-	struct sb_image_info info;
-	size_t len;
-	int hit = 0;
-
-	if (path && sb_fs_read_file(&text, &len, path, SB_DIGEST_STR_LEN + 8, NULL) == 0) {
-		text[strcspn(text, "\n")] = '\0';
-		if (sb_digest_valid(text) && sb_image_resolve(&info, b->root, text, NULL) == 0) {
-			snprintf(digest, SB_DIGEST_STR_LEN, "%s", info.digest);
-			sb_image_info_clear(&info);
-			hit = 1;
-		}
-	}
-	free(text);
-	free(path);
-	return hit;
+	return !b->o->no_cache && sb_image_cache_get(digest, b->root, key);
 }
 
-/* Failing to remember fails nothing: the next build does the step again. */
 static void cache_put(struct build *b, const char *key, const char *digest)
 {
-	char *path = cache_file(b, key), *dir = sb_root_file(b->root, CACHE_DIR);
-
-	if (path && dir && sb_fs_mkdirs(dir, 0700, NULL) == 0)
-		sb_fs_write_atomic(path, digest, strlen(digest), 0600, NULL);
-	free(path);
-	free(dir);
+	sb_image_cache_put(b->root, key, digest);
 }
 
 /* The step's result becomes the image the next one builds on. */

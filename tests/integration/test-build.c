@@ -251,6 +251,40 @@ Test(build, copy_cache_keys_on_content)
 	json_decref(mode);
 }
 
+/* The step cache is a user of the unnamed intermediate images: a prune
+ * keeps them and the rebuild hits; --build-cache drops it on purpose. */
+Test(build, cache_survives_prune)
+{
+	make_context();
+	json_t *first = build_ok("pruned:1");
+	struct tu_run r = SB("image", "prune", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	json_t *rep = json_loads(r.out, 0, NULL);
+	tu_run_free(&r);
+	cr_assert_eq(num(rep, "images"), 0, "a prune removed the cache's images");
+	json_decref(rep);
+	json_t *again = build_ok("pruned:2");
+	cr_assert_eq(num(again, "sandboxes"), 0, "the rebuild after a prune ran cold");
+	cr_assert_str_eq(digest_of(again), digest_of(first));
+
+	r = SB("image", "prune", "--build-cache", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	rep = json_loads(r.out, 0, NULL);
+	tu_run_free(&r);
+	cr_assert_gt(num(rep, "build_cache"), 0, "no cache entry dropped");
+	cr_assert_gt(num(rep, "images"), 0, "the intermediate images stayed");
+	json_decref(rep);
+	r = SB("image", "prune", "--build-cache", "extra");
+	cr_assert_eq(r.status, 2, "an operand is a usage error: %s", r.err);
+	tu_run_free(&r);
+	json_t *cold = build_ok("pruned:3");
+	cr_assert_eq(num(cold, "sandboxes"), 2, "the cache was not dropped");
+	cr_assert_eq(num(cold, "cached"), 0);
+	json_decref(first);
+	json_decref(again);
+	json_decref(cold);
+}
+
 /* A build that must fail: the message holds want, no image named ref. */
 static void refused(const char *ref, const char *want)
 {

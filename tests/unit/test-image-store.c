@@ -493,7 +493,7 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 	cr_assert_eq(sb_fs_mkdirs(stale, 0755, NULL), 0);
 	cr_assert_eq(sb_fs_write_atomic(partial, "abc", 3, 0644, NULL), 0);
 
-	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&rep, root, 0, NULL), 0);
 	cr_assert_eq(rep.images, 0);
 	cr_assert_eq(rep.blobs, 2);
 	cr_assert_eq(rep.rootfs, 1);
@@ -505,7 +505,7 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 	/* an image nothing refers to goes, with its blobs */
 	cr_assert_eq(sb_image_remove(&rm, root, "multiarch", 0, NULL), 0);
 	sb_image_removal_clear(&rm);
-	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&rep, root, 0, NULL), 0);
 	cr_assert_eq(rep.blobs, 3);
 	cr_assert_eq(count_entries("images/blobs/sha256"), 0);
 	cr_assert_eq(count_entries("images/rootfs"), 0);
@@ -530,7 +530,7 @@ Test(image_store, prune_keeps_untagged_image_in_use)
 	cr_assert_eq(tu_sh("sed -i 's|\"localhost/other:x\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
 			   sb_root_path(root)),
 		     0);
-	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&rep, root, 0, NULL), 0);
 	cr_assert_eq(rep.images, 0, "a sandbox uses it");
 	cr_assert_eq(rep.blobs, 0);
 	cr_assert_eq(sb_image_resolve(&info, root, res.digest, NULL), 0);
@@ -560,7 +560,7 @@ Test(image_store, prune_short_of_memory_keeps_what_is_in_use)
 	for (n = 1;; n++) {
 		cr_assert_eq(sb_blob_put(orphan, root, "orphan", 6, NULL), 0);
 		tu_json_fail_nth(n);
-		int rc = sb_image_prune(&rep, root, NULL);
+		int rc = sb_image_prune(&rep, root, 0, NULL);
 		int hit = tu_json_fail_hit();
 		tu_json_fail_nth(0);
 		cr_assert(rc == 0 || hit, "prune fails only for want of memory");
