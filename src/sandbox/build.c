@@ -410,8 +410,10 @@ static int check_user(struct build *b, const char *args, struct sb_error *err)
 	struct sb_user u;
 	int rc;
 
-	if (!b->user || (rc = sb_image_resolve(&info, b->root, b->image, err)) < 0)
-		return b->user ? rc : 0;
+	if (!b->user)
+		return 0;
+	if ((rc = sb_image_resolve(&info, b->root, b->image, err)) < 0)
+		return rc;
 	if ((rc = sb_user_resolve(&u, info.rootfs, b->user, err)) < 0) {
 		if (b->user_line)
 			sb_error_wrap(err, _("line %d: RUN %s: USER of line %d"), b->step->line, args, b->user_line);
