@@ -1,7 +1,5 @@
 #include "config.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,44 +70,36 @@ void sb_image_cache_put(struct sb_root *root, const char *key, const char *diges
 	free(dir);
 }
 
+struct cache_sweep {
+	json_t *users, *images;
+	size_t *dropped;
+	int all;
+};
+
+static int sweep_entry(void *arg, const char *name, const char *path, struct sb_error *err)
+{
+	struct cache_sweep *c = arg;
+	char digest[SB_DIGEST_STR_LEN];
+	int held = read_entry(digest, path) && json_object_get(c->images, digest);
+
+	if (!c->all && held) {
+		json_t *u = json_object_get(c->users, digest);
+		if (!u && json_object_set_new(c->users, digest, u = json_array()) < 0)
+			u = NULL;
+		if (!u || json_array_append_new(u, json_string("build cache")) < 0)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	} else if (unlink(path) == 0) {
+		/* dropped on purpose, or pointing at an image that is gone */
+		sb_log("image: dropped build cache entry %s", name);
+		*c->dropped += c->all;
+	}
+	return 0;
+}
+
 int sb_image_cache_sweep(json_t *users, size_t *dropped, struct sb_root *root, json_t *images, int all,
 			 struct sb_error *err)
 {
-	char *dir = sb_root_file(root, CACHE_DIR), digest[SB_DIGEST_STR_LEN];
-	struct dirent *de;
-	int rc = 0;
-	DIR *d;
+	struct cache_sweep c = { users, images, dropped, all };
 
-	if (!dir)
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	if (!(d = opendir(dir))) {
-		rc = errno == ENOENT ? 0 : sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), dir);
-		free(dir);
-		return rc;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		char *path = de->d_name[0] == '.' ? NULL : sb_path_join(dir, de->d_name);
-		if (de->d_name[0] == '.')
-			continue;
-		if (!path) {
-			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-			break;
-		}
-		int held = read_entry(digest, path) && json_object_get(images, digest);
-		if (!all && held) {
-			json_t *u = json_object_get(users, digest);
-			if (!u && (json_object_set_new(users, digest, u = json_array()) < 0 || !u))
-				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-			else if (json_array_append_new(u, json_string("build cache")) < 0)
-				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		} else if (unlink(path) == 0) {
-			/* dropped on purpose, or pointing at an image that is gone */
-			sb_log("image: dropped build cache entry %s", de->d_name);
-			*dropped += all;
-		}
-		free(path);
-	}
-	closedir(d);
-	free(dir);
-	return rc;
+	return sb_image_dir_each(root, CACHE_DIR, sweep_entry, &c, err);
 }

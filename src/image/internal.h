@@ -42,6 +42,11 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err);
  * (a JSON object used as a set) when not NULL. */
 int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes,
 			struct sb_error *err);
+/* Calls fn for each entry of ROOT/rel (dot ones left out) with its name and
+ * path, until one fails; a missing directory has none. */
+int sb_image_dir_each(struct sb_root *root, const char *rel,
+		      int (*fn)(void *arg, const char *name, const char *path, struct sb_error *err), void *arg,
+		      struct sb_error *err);
 /* The build cache's entries under the exclusive root lock (build_cache.h):
  * with all, every one is removed and counted in *dropped; else each whose
  * image is in images (the index's "images") is added to users (digest ->

@@ -67,12 +67,11 @@ static int drop_dangling(struct sb_image_prune_report *rep, json_t *db, json_t *
 	return 0;
 }
 
-/* Removes every entry of ROOT/rel whose "sha256:<name>" is not in set (all of
- * them when set is NULL); dot entries are skipped. */
-static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *root, const char *rel, json_t *set,
-		     struct sb_error *err)
+int sb_image_dir_each(struct sb_root *root, const char *rel,
+		      int (*fn)(void *arg, const char *name, const char *path, struct sb_error *err), void *arg,
+		      struct sb_error *err)
 {
-	char *dir = sb_root_file(root, rel), digest[sizeof("sha256:") + 256];
+	char *dir = sb_root_file(root, rel);
 	struct dirent *de;
 	int rc = 0;
 	DIR *d;
@@ -85,32 +84,54 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 		return rc;
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		unsigned long long size = 0;
-		struct stat st;
-		char *path;
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(digest, sizeof(digest), "sha256:%s", de->d_name);
-		if (set && json_object_get(set, digest))
-			continue;
-		if (!(path = sb_path_join(dir, de->d_name))) {
-			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-			break;
-		}
-		if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
-			size = (unsigned long long)st.st_size;
-		else
-			sb_fs_tree_size(&size, path, NULL);
-		if ((rc = sb_fs_remove_tree(path, err)) == 0) {
-			sb_log("image: pruned %s", path);
-			(*count)++;
-			*bytes += size;
-		}
+		char *path = sb_path_join(dir, de->d_name);
+		rc = path ? fn(arg, de->d_name, path, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		free(path);
 	}
 	closedir(d);
 	free(dir);
 	return rc;
+}
+
+struct sweep {
+	size_t *count;
+	unsigned long long *bytes;
+	json_t *set;
+};
+
+static int sweep_one(void *arg, const char *name, const char *path, struct sb_error *err)
+{
+	struct sweep *s = arg;
+	char digest[sizeof("sha256:") + 256];
+	unsigned long long size = 0;
+	struct stat st;
+	int rc;
+
+	snprintf(digest, sizeof(digest), "sha256:%s", name);
+	if (s->set && json_object_get(s->set, digest))
+		return 0;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		size = (unsigned long long)st.st_size;
+	else
+		sb_fs_tree_size(&size, path, NULL);
+	if ((rc = sb_fs_remove_tree(path, err)) == 0) {
+		sb_log("image: pruned %s", path);
+		(*s->count)++;
+		*s->bytes += size;
+	}
+	return rc;
+}
+
+/* Removes every entry of ROOT/rel whose "sha256:<name>" is not in set (all of
+ * them when set is NULL); dot entries are skipped. */
+static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *root, const char *rel, json_t *set,
+		     struct sb_error *err)
+{
+	struct sweep s = { count, bytes, set };
+
+	return sb_image_dir_each(root, rel, sweep_one, &s, err);
 }
 
 static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, unsigned flags,
