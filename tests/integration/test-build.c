@@ -143,6 +143,18 @@ Test(build, dockerfile_to_image)
 	cr_assert_eq(e.status, 0, "%s", e.err);
 	cr_assert_str_eq(e.out, "0\n/\nmine /app /root\n", "explicit options win: %s", e.out);
 	tu_run_free(&e);
+	/* sessions (and so shells: the same process is built) too */
+	sbf_ok(SB("session", "start", "c", "s1"), "session start");
+	e = SB("session", "send", "c", "s1", "--", "echo \"U=$(id -u) D=$(pwd) M=$MODE\"");
+	cr_assert_eq(e.status, 0, "%s", e.err);
+	char off[32];
+	snprintf(off, sizeof(off), "%lld", atoll(e.out));
+	tu_run_free(&e);
+	e = SB("session", "read", "c", "s1", "--since", off, "--max-wait", "20", "--format", "clean");
+	cr_assert_eq(e.status, 0, "%s", e.err);
+	cr_assert(strstr(e.out, "U=65534 D=/app M=test"), "a session of the image: %s", e.out);
+	tu_run_free(&e);
+	sbf_ok(SB("session", "kill", "c", "s1"), "session kill");
 	e = SB("exec", "c", "--user", "daemon", "--", "true");
 	cr_assert_neq(e.status, 0, "a user of the host's passwd, not the sandbox's, was taken");
 	cr_assert(strstr(e.err, "user 'daemon' is not in the image's /etc/passwd"), "%s", e.err);
