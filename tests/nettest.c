@@ -76,15 +76,25 @@ void nt_httpd_stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-void nt_config_write(const struct nt_names *n, const char *root)
+static void config_write(const struct nt_names *n, const char *root, const char *private)
 {
 	char *conf = sb_path_join(root, "config");
-	/* test hosts live at private addresses: allowed explicitly */
-	char *text = sb_strdupf("network_bridge = %s\nnetwork_subnet = %s\nnetwork_private = allow\n", n->bridge, n->subnet);
+	char *text = sb_strdupf("network_bridge = %s\nnetwork_subnet = %s\n%s", n->bridge, n->subnet, private);
 
 	cr_assert_eq(sb_fs_write_atomic(conf, text, strlen(text), 0644, NULL), 0);
 	free(conf);
 	free(text);
+}
+
+void nt_config_write(const struct nt_names *n, const char *root)
+{
+	/* test hosts live at private addresses: allowed explicitly */
+	config_write(n, root, "network_private = allow\n");
+}
+
+void nt_config_write_blocking(const struct nt_names *n, const char *root)
+{
+	config_write(n, root, "");
 }
 
 void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir)

@@ -25,6 +25,9 @@ void nt_names_init(struct nt_names *n);
  * run in parallel, each on its own; private ranges (where test hosts are)
  * are allowed. */
 void nt_config_write(const struct nt_names *n, const char *root);
+/* The same with private ranges blocked, as by default: a test host is
+ * reached only through an explicit --allow. */
+void nt_config_write_blocking(const struct nt_names *n, const char *root);
 /* Starts the test host; its files go to dir/www. Aborts the test on failure. */
 void nt_host_start(struct nt_host *h, const struct nt_names *n, const char *dir);
 /* Stops and removes what nt_host_start made; nothing when it was not started. */

@@ -243,7 +243,7 @@ static int job_prune(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, st
 	char size[32];
 	int rc;
 
-	if ((rc = arg ? sb_image_prune_dry_run(&rep, root, err) : sb_image_prune(&rep, root, err)) < 0)
+	if ((rc = arg ? sb_image_prune(&rep, root, SB_IMAGE_PRUNE_DRY_RUN, err) : sb_image_prune(&rep, root, 0, err)) < 0)
 		return rc;
 	sb_units_format_size(size, sizeof(size), rep.bytes, SB_UNITS_COMPACT);
 	if (!arg) {

@@ -45,6 +45,11 @@ struct sb_backend_sandbox {
 };
 
 /* A process to run in a running sandbox. */
+/* Who a process runs as (NULL where it is asked for: root). */
+struct sb_backend_user {
+	unsigned uid, gid;
+};
+
 struct sb_backend_exec {
 	char *const *argv;
 	char *const *env;                    /* "K=V", NULL-terminated; NULL: none */
@@ -52,6 +57,7 @@ struct sb_backend_exec {
 	 * even for a moment (plain exec only; NULL: none) */
 	char *const *secret_env;
 	const char *cwd;
+	const struct sb_backend_user *user;   /* NULL: root */
 	const char *ipid_file;               /* where its pid inside goes (for kill); NULL: nowhere */
 	const char *scratch;                 /* pty: a file the backend may write; the caller removes it */
 	unsigned short rows, cols;           /* pty: the terminal's size */

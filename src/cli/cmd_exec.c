@@ -65,6 +65,7 @@ static int exec_run(struct sb_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "cwd", required_argument, NULL, 'C' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "secret-env", required_argument, NULL, 's' },
@@ -91,6 +92,9 @@ static int exec_run(struct sb_cli *cli, int argc, char **argv)
 			switch (opt) {
 			case 'C':
 				opts.cwd = optarg;
+				break;
+			case 'u':
+				opts.user = optarg;
 				break;
 			case 'e':
 				if (n_env == MAX_ENV)
@@ -176,10 +180,13 @@ out:
 
 const struct sb_cli_command sb_cmd_exec = {
 	.name = "exec",
-	.synopsis = "NAME [--cwd D] [--env K=V]... [--secret-env K[=V]]... [--as agent|human] [--timeout S] [--json] -- CMD [ARG]...",
+	.synopsis = "NAME [--cwd D] [--user U] [--env K=V]... [--secret-env K[=V]]... [--as agent|human] [--timeout S] [--json] -- CMD [ARG]...",
 	.summary = N_("run a command in a sandbox; its exit status is passed through"),
-	.help = N_("  --cwd D        working directory inside (default /workspace)\n"
-		   "  --env K=V      environment variable (repeatable)\n"
+	.help = N_("  --cwd D        working directory inside (default: the image's WorkingDir, else\n"
+		   "                 /workspace)\n"
+		   "  --user U       run as U: NAME, UID, NAME:GROUP or UID:GID of the sandbox's own\n"
+		   "                 /etc/passwd and /etc/group (default: the image's User, else root)\n"
+		   "  --env K=V      environment variable over the image's Env (repeatable)\n"
 		   "  --secret-env K=V  environment variable kept out of the timeline and every file:\n"
 		   "                 recorded by name, its value shown as [secret K] (repeatable;\n"
 		   "                 K alone takes the value of $K; at least 3 bytes)\n"

@@ -42,6 +42,18 @@ int sb_image_db_users(json_t **out, struct sb_root *root, struct sb_error *err);
  * (a JSON object used as a set) when not NULL. dry_run: only counts them. */
 int sb_image_temp_sweep(struct sb_root *root, json_t *live, size_t *removed, unsigned long long *bytes, int dry_run,
 			struct sb_error *err);
+/* Calls fn for each entry of ROOT/rel (dot ones left out) with its name and
+ * path, until one fails; a missing directory has none. */
+int sb_image_dir_each(struct sb_root *root, const char *rel,
+		      int (*fn)(void *arg, const char *name, const char *path, struct sb_error *err), void *arg,
+		      struct sb_error *err);
+/* The build cache's entries under the exclusive root lock (build_cache.h):
+ * with all, every one is removed and counted in *dropped; else each whose
+ * image is in images (the index's "images") is added to users (digest ->
+ * [names], as sb_image_db_users makes it) as "build cache", and those whose
+ * image is gone are removed. */
+int sb_image_cache_sweep(json_t *users, size_t *dropped, struct sb_root *root, json_t *images, int all,
+			 int dry_run, struct sb_error *err);
 /* Now, UTC, as "2026-01-02T03:04:05Z" (size >= 21). */
 void sb_image_now_rfc3339(char *buf, size_t size);
 /* ROOT/images/rootfs/<hex> (malloc'd). */

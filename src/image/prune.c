@@ -67,12 +67,11 @@ static int drop_dangling(struct sb_image_prune_report *rep, json_t *db, json_t *
 	return 0;
 }
 
-/* Removes every entry of ROOT/rel whose "sha256:<name>" is not in set (all of
- * them when set is NULL); dot entries are skipped. */
-static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *root, const char *rel, json_t *set,
-		     int dry_run, struct sb_error *err)
+int sb_image_dir_each(struct sb_root *root, const char *rel,
+		      int (*fn)(void *arg, const char *name, const char *path, struct sb_error *err), void *arg,
+		      struct sb_error *err)
 {
-	char *dir = sb_root_file(root, rel), digest[sizeof("sha256:") + 256];
+	char *dir = sb_root_file(root, rel);
 	struct dirent *de;
 	int rc = 0;
 	DIR *d;
@@ -85,28 +84,10 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 		return rc;
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		unsigned long long size = 0;
-		struct stat st;
-		char *path;
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(digest, sizeof(digest), "sha256:%s", de->d_name);
-		if (set && json_object_get(set, digest))
-			continue;
-		if (!(path = sb_path_join(dir, de->d_name))) {
-			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-			break;
-		}
-		if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
-			size = (unsigned long long)st.st_size;
-		else
-			sb_fs_tree_size(&size, path, NULL);
-		if (dry_run || (rc = sb_fs_remove_tree(path, err)) == 0) {
-			if (!dry_run)
-				sb_log("image: pruned %s", path);
-			(*count)++;
-			*bytes += size;
-		}
+		char *path = sb_path_join(dir, de->d_name);
+		rc = path ? fn(arg, de->d_name, path, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		free(path);
 	}
 	closedir(d);
@@ -114,11 +95,53 @@ static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *r
 	return rc;
 }
 
-/* dry_run: the same walk, counting instead of removing (the index is only
- * changed in memory, so the blobs of the images it would drop count too). */
-static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, int dry_run,
+struct sweep {
+	size_t *count;
+	unsigned long long *bytes;
+	json_t *set;
+	int dry_run;             /* count, remove nothing */
+};
+
+static int sweep_one(void *arg, const char *name, const char *path, struct sb_error *err)
+{
+	struct sweep *s = arg;
+	char digest[sizeof("sha256:") + 256];
+	unsigned long long size = 0;
+	struct stat st;
+	int rc = 0;
+
+	snprintf(digest, sizeof(digest), "sha256:%s", name);
+	if (s->set && json_object_get(s->set, digest))
+		return 0;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		size = (unsigned long long)st.st_size;
+	else
+		sb_fs_tree_size(&size, path, NULL);
+	if (s->dry_run || (rc = sb_fs_remove_tree(path, err)) == 0) {
+		if (!s->dry_run)
+			sb_log("image: pruned %s", path);
+		(*s->count)++;
+		*s->bytes += size;
+	}
+	return rc;
+}
+
+/* Removes every entry of ROOT/rel whose "sha256:<name>" is not in set (all of
+ * them when set is NULL); dot entries are skipped. */
+static int sweep_dir(size_t *count, unsigned long long *bytes, struct sb_root *root, const char *rel, json_t *set,
+		     int dry_run, struct sb_error *err)
+{
+	struct sweep s = { count, bytes, set, dry_run };
+
+	return sb_image_dir_each(root, rel, sweep_one, &s, err);
+}
+
+/* A dry run makes the same walk, counting instead of removing (the index is
+ * only changed in memory, so the blobs of the images it would drop count too). */
+static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root, json_t *db, unsigned flags,
 			struct sb_error *err)
 {
+	int dry_run = (flags & SB_IMAGE_PRUNE_DRY_RUN) != 0;
 	json_t *users = NULL, *live = json_object(), *blobs = json_object(), *v, *layers;
 	const char *digest;
 	int rc;
@@ -127,7 +150,9 @@ static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root,
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}
-	if ((rc = sb_image_db_users(&users, root, err)) < 0)
+	if ((rc = sb_image_db_users(&users, root, err)) < 0 ||
+	    (rc = sb_image_cache_sweep(users, &rep->cache_entries, root, sb_image_db_images(db),
+					  flags & SB_IMAGE_PRUNE_BUILD_CACHE, dry_run, err)) < 0)
 		goto out;
 	if ((rc = drop_dangling(rep, db, users, err)) < 0)
 		goto out;
@@ -158,7 +183,7 @@ out:
 	return rc;
 }
 
-static int prune(struct sb_image_prune_report *out, struct sb_root *root, int dry_run, struct sb_error *err)
+int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, unsigned flags, struct sb_error *err)
 {
 	json_t *db = NULL;
 	int rc;
@@ -167,18 +192,8 @@ static int prune(struct sb_image_prune_report *out, struct sb_root *root, int dr
 	if ((rc = sb_root_lock(root, SB_LOCK_EXCLUSIVE, err)) < 0)
 		return rc;
 	if ((rc = sb_image_db_load(&db, root, err)) == 0)
-		rc = prune_locked(out, root, db, dry_run, err);
+		rc = prune_locked(out, root, db, flags, err);
 	sb_root_unlock(root);
 	json_decref(db);
 	return rc;
-}
-
-int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err)
-{
-	return prune(out, root, 0, err);
-}
-
-int sb_image_prune_dry_run(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err)
-{
-	return prune(out, root, 1, err);
 }

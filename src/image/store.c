@@ -168,8 +168,7 @@ int sb_image_resolve(struct sb_image_info *out, struct sb_root *root, const char
 	return resolve(out, root, ref_or_digest, 0, err);
 }
 
-/* The config's "config" member (what a process starts with) as compact JSON. */
-static int read_exec_config(struct sb_image_info *out, struct sb_root *root, struct sb_error *err)
+int sb_image_read_exec_config(struct sb_image_info *out, struct sb_root *root, struct sb_error *err)
 {
 	char *text = NULL;
 	size_t len;
@@ -188,7 +187,7 @@ int sb_image_inspect(struct sb_image_info *out, struct sb_root *root, const char
 {
 	int rc = resolve(out, root, ref_or_digest, 1, err);
 
-	if (rc == 0 && (rc = read_exec_config(out, root, err)) < 0)
+	if (rc == 0 && (rc = sb_image_read_exec_config(out, root, err)) < 0)
 		sb_image_info_clear(out);
 	return rc;
 }

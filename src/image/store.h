@@ -81,6 +81,9 @@ int sb_image_local_ref(char out[SB_IMAGE_REF_MAX], const char *name, struct sb_e
  * when there is none. */
 int sb_image_resolve(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest,
 		     struct sb_error *err);
+/* Fills exec_config of a resolved image: its config's "config" member
+ * (what a process starts with) as compact JSON; NULL when it has none. */
+int sb_image_read_exec_config(struct sb_image_info *out, struct sb_root *root, struct sb_error *err);
 /* resolve plus the sandboxes using it (used_by) and exec_config. */
 int sb_image_inspect(struct sb_image_info *out, struct sb_root *root, const char *ref_or_digest,
 		     struct sb_error *err);
@@ -114,16 +117,22 @@ struct sb_image_prune_report {
 	size_t blobs;                        /* blobs no remaining image refers to */
 	size_t rootfs;                       /* unpacked trees of no image, leftover unpack dirs */
 	size_t partial;                      /* partial downloads */
+	size_t cache_entries;                /* build cache entries dropped (SB_IMAGE_PRUNE_BUILD_CACHE) */
 	unsigned long long bytes;            /* freed */
 };
 
-/* Removes images nothing points at (no reference, no sandbox), then blobs no
- * remaining image refers to, rootfs directories of no image, dead temporary
- * unpack directories and partial downloads. Blobs of an install in progress
- * are kept. */
-int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err);
-/* What sb_image_prune would remove now (the same report, bytes it would
- * free), removing nothing. */
-int sb_image_prune_dry_run(struct sb_image_prune_report *out, struct sb_root *root, struct sb_error *err);
+enum sb_image_prune_flags {
+	/* drop image build's step cache first: the intermediate images it kept go too */
+	SB_IMAGE_PRUNE_BUILD_CACHE = 1 << 0,
+	/* remove nothing: the same report, of what would go now */
+	SB_IMAGE_PRUNE_DRY_RUN = 1 << 1,
+};
+
+/* Removes images nothing points at (no reference, no sandbox, no entry of
+ * image build's step cache), then blobs no remaining image refers to,
+ * rootfs directories of no image, dead temporary unpack directories and
+ * partial downloads. Blobs of an install in progress are kept. flags:
+ * sb_image_prune_flags. */
+int sb_image_prune(struct sb_image_prune_report *out, struct sb_root *root, unsigned flags, struct sb_error *err);
 
 #endif

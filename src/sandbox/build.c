@@ -16,6 +16,7 @@
 #include "build_internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "image/build_cache.h"
 #include "image/commit.h"
 #include "image/dockerfile.h"
 #include "image/ref.h"
@@ -26,7 +27,6 @@
 #include "sandbox/sandbox.h"
 
 #define VALUE_MAX 8192
-#define CACHE_DIR "images/build-cache"
 
 struct strv {
 	char **v;                        /* NULL-terminated */
@@ -46,6 +46,8 @@ struct build {
 	struct strv args;                /* ARG values in force: "K=V" */
 	struct strv env;                 /* the config's Env as it stands */
 	char *workdir;                   /* NULL: / */
+	char *user;                      /* USER in force (NULL: root) */
+	int user_line;                   /* its line (0: the base image's) */
 	const struct sb_df_step *step;
 	size_t index;
 };
@@ -166,23 +168,6 @@ static void progress(struct build *b, int cached)
 		b->o->progress(b->o->user, &ev);
 }
 
-/* The cache's file for a key: ROOT/images/build-cache/<sha256 of it>. */
-static char *cache_file(struct build *b, const char *key)
-{
-	struct sb_sha256 *h;
-	char d[SB_DIGEST_STR_LEN];
-
-	if (sb_sha256_new(&h, NULL) < 0)
-		return NULL;
-	sb_sha256_update(h, key, strlen(key));
-	sb_sha256_final(d, h);
-	sb_sha256_free(h);
-	char *rel = sb_strdupf(CACHE_DIR "/%s", sb_digest_hex(d));
-	char *path = rel ? sb_root_file(b->root, rel) : NULL;
-	free(rel);
-	return path;
-}
-
 /* What the step makes depends on: the image below, the gathered changes,
  * the instruction, extra (copied content) and the build args. */
 static char *cache_key(struct build *b, const char *what, const char *extra)
@@ -204,36 +189,15 @@ static char *cache_key(struct build *b, const char *what, const char *extra)
 	return key;
 }
 
-/* 1 and the image when the cache has key and the image is still there. */
+/* 1 and the image when the cache has key (and --no-cache is not given). */
 static int cache_get(char digest[SB_DIGEST_STR_LEN], struct build *b, const char *key)
 {
-	char *path = b->o->no_cache ? NULL : cache_file(b, key), *text = NULL;
-	struct sb_image_info info;
-	size_t len;
-	int hit = 0;
-
-	if (path && sb_fs_read_file(&text, &len, path, SB_DIGEST_STR_LEN + 8, NULL) == 0) {
-		text[strcspn(text, "\n")] = '\0';
-		if (sb_digest_valid(text) && sb_image_resolve(&info, b->root, text, NULL) == 0) {
-			snprintf(digest, SB_DIGEST_STR_LEN, "%s", info.digest);
-			sb_image_info_clear(&info);
-			hit = 1;
-		}
-	}
-	free(text);
-	free(path);
-	return hit;
+	return !b->o->no_cache && sb_image_cache_get(digest, b->root, key);
 }
 
-/* Failing to remember fails nothing: the next build does the step again. */
 static void cache_put(struct build *b, const char *key, const char *digest)
 {
-	char *path = cache_file(b, key), *dir = sb_root_file(b->root, CACHE_DIR);
-
-	if (path && dir && sb_fs_mkdirs(dir, 0700, NULL) == 0)
-		sb_fs_write_atomic(path, digest, strlen(digest), 0600, NULL);
-	free(path);
-	free(dir);
+	sb_image_cache_put(b->root, key, digest);
 }
 
 /* The step's result becomes the image the next one builds on. */
@@ -256,6 +220,9 @@ static int load_env(struct build *b, const struct sb_image_info *info, struct sb
 			rc = strv_set(&b->env, json_string_value(v), err);
 	const char *wd = json_string_value(json_object_get(cfg, "WorkingDir"));
 	if (rc == 0 && wd && *wd && !(b->workdir = strdup(wd)))
+		rc = nomem(err);
+	const char *user = json_string_value(json_object_get(cfg, "User"));
+	if (rc == 0 && user && *user && !(b->user = strdup(user)))
 		rc = nomem(err);
 	json_decref(cfg);
 	return rc;
@@ -347,6 +314,11 @@ static int step_change(struct build *b, const char *args, struct sb_error *err)
 			free(b->workdir);
 			rc = (b->workdir = strdup(args)) ? 0 : nomem(err);
 		}
+		if (rc == 0 && !strcmp(word, "USER")) {
+			free(b->user);
+			b->user_line = b->step->line;
+			rc = (b->user = strdup(args)) ? 0 : nomem(err);
+		}
 		free(c);
 		free(wd);
 	}
@@ -430,6 +402,28 @@ static int step_copy(struct build *b, const char *args, struct sb_error *err)
 
 /* ---- RUN ---- */
 
+/* The USER in force names someone of the image's own /etc/passwd and
+ * /etc/group (read inside its tree): refused before a sandbox is made. */
+static int check_user(struct build *b, const char *args, struct sb_error *err)
+{
+	struct sb_image_info info;
+	struct sb_user u;
+	int rc;
+
+	if (!b->user)
+		return 0;
+	if ((rc = sb_image_resolve(&info, b->root, b->image, err)) < 0)
+		return rc;
+	if ((rc = sb_user_resolve(&u, info.rootfs, b->user, err)) < 0) {
+		if (b->user_line)
+			sb_error_wrap(err, _("line %d: RUN %s: USER of line %d"), b->step->line, args, b->user_line);
+		else
+			sb_error_wrap(err, _("line %d: RUN %s: the base image's User"), b->step->line, args);
+	}
+	sb_image_info_clear(&info);
+	return rc;
+}
+
 /* Runs argv in a new sandbox of the current image and commits its disk. */
 static int run_in_sandbox(char digest[SB_DIGEST_STR_LEN], struct build *b, char *const *argv, const char *args,
 			  struct sb_error *err)
@@ -442,6 +436,8 @@ static int run_in_sandbox(char digest[SB_DIGEST_STR_LEN], struct build *b, char 
 	int rc = 0;
 
 	snprintf(name, sizeof(name), "build-%ld-%zu", (long)getpid(), b->index + 1);
+	if ((rc = check_user(b, args, err)) < 0)
+		return rc;
 	for (size_t i = 0; rc == 0 && i < b->args.n; i++)
 		rc = strv_set(&env, b->args.v[i], err);
 	for (size_t i = 0; rc == 0 && i < b->env.n; i++)
@@ -453,11 +449,13 @@ static int run_in_sandbox(char digest[SB_DIGEST_STR_LEN], struct build *b, char 
 	b->res->sandboxes++;
 	if (b->workdir && strcmp(b->workdir, "/")) {
 		char *mk[] = { "mkdir", "-p", "--", b->workdir, NULL };
-		struct sb_exec_opts mo = { .argv = mk, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .unrecorded = 1 };
+		struct sb_exec_opts mo = { .argv = mk, .user = "0", .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+					   .unrecorded = 1 };
 		rc = sb_sandbox_exec(&r, b->root, name, &mo, err);
 		sb_exec_result_clear(&r);
 	}
-	struct sb_exec_opts eo = { .argv = argv, .cwd = b->workdir, .env = env.v, .stdin_fd = -1,
+	struct sb_exec_opts eo = { .argv = argv, .cwd = b->workdir ? b->workdir : "/", .env = env.v,
+				   .user = b->user ? b->user : "0", .stdin_fd = -1,
 				   .stdout_fd = b->o->log_fd, .stderr_fd = b->o->log_fd,
 				   .source = SB_TIMELINE_SANDBENCH };
 	if (rc == 0 && (rc = sb_sandbox_exec(&r, b->root, name, &eo, err)) == 0 && r.exit_code != 0) {
@@ -607,6 +605,7 @@ int sb_build(struct sb_build_result *out, struct sb_root *root, const struct sb_
 	strv_clear(&b.args);
 	strv_clear(&b.env);
 	free(b.workdir);
+	free(b.user);
 	return rc;
 }
 

@@ -209,35 +209,73 @@ static int copy_one(struct sb_xsink *tar, const struct sb_build_copy *c, const c
 	return rc;
 }
 
+static int copy_all(struct sb_xsink *sink, const struct sb_build_copy *c, struct sb_error *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < c->n_srcs; i++)
+		rc = copy_one(sink, c, c->srcs[i], err);
+	return rc;
+}
+
 static int write_tar(const struct sb_build_copy *c, int (*write)(void *arg, const void *buf, size_t len, struct sb_error *err),
 		     void *arg, struct sb_error *err)
 {
 	struct sb_xtar_out *tar = NULL;
 	int rc = sb_xtar_out_new_writer(&tar, write, arg, err);
 
-	for (size_t i = 0; rc == 0 && i < c->n_srcs; i++)
-		rc = copy_one(sb_xtar_out_sink(tar), c, c->srcs[i], err);
+	if (rc == 0)
+		rc = copy_all(sb_xtar_out_sink(tar), c, err);
 	if (rc == 0)
 		rc = sb_xtar_out_close(tar, err);
 	sb_xtar_out_free(tar);
 	return rc;
 }
 
-static int hash_write(void *arg, const void *buf, size_t len, struct sb_error *err)
+/* The cache key's sink: what the layer holds, without the times (a file
+ * touched but unchanged is the same copy): each entry's path, type, mode,
+ * owner, size and link target, NUL-separated, then its data. */
+struct key_sink {
+	struct sb_xsink sink;
+	struct sb_sha256 *h;
+};
+
+static int key_begin(struct sb_xsink *s, const struct sb_xentry *e, struct sb_error *err)
+{
+	struct key_sink *k = (struct key_sink *)s;
+	char head[96];
+	int n = snprintf(head, sizeof(head), "%o %o %u %u %llu", (unsigned)e->type, (unsigned)e->perm, e->uid, e->gid,
+			 e->size);
+
+	(void)err;
+	sb_sha256_update(k->h, head, (size_t)n + 1);
+	sb_sha256_update(k->h, e->path, strlen(e->path) + 1);
+	sb_sha256_update(k->h, e->link ? e->link : "", (e->link ? strlen(e->link) : 0) + 1);
+	return 0;
+}
+
+static int key_data(struct sb_xsink *s, const void *buf, size_t len, struct sb_error *err)
 {
 	(void)err;
-	sb_sha256_update(arg, buf, len);
+	sb_sha256_update(((struct key_sink *)s)->h, buf, len);
+	return 0;
+}
+
+static int key_end(struct sb_xsink *s, struct sb_error *err)
+{
+	(void)s;
+	(void)err;
 	return 0;
 }
 
 int sb_build_copy_digest(char digest[SB_DIGEST_STR_LEN], const struct sb_build_copy *c, struct sb_error *err)
 {
-	struct sb_sha256 *h;
-	int rc = sb_sha256_new(&h, err);
+	struct key_sink k = { { key_begin, key_data, key_end }, NULL };
+	int rc = sb_sha256_new(&k.h, err);
 
-	if (rc == 0 && (rc = write_tar(c, hash_write, h, err)) == 0)
-		sb_sha256_final(digest, h);
-	sb_sha256_free(h);
+	if (rc == 0 && (rc = copy_all(&k.sink, c, err)) == 0)
+		sb_sha256_final(digest, k.h);
+	sb_sha256_free(k.h);
 	return rc;
 }
 

@@ -19,7 +19,8 @@ struct sb_build_copy {
 
 /* .dockerignore of the context (none: no patterns). */
 int sb_build_ignore_load(char ***patterns, size_t *n, const char *context, struct sb_error *err);
-/* The digest of the layer's tar without storing anything (the cache key's part). */
+/* The digest of what the layer holds without its times, storing nothing
+ * (the cache key's part: content, names, modes, owners, link targets). */
 int sb_build_copy_digest(char digest[SB_DIGEST_STR_LEN], const struct sb_build_copy *c, struct sb_error *err);
 /* The layer itself, in the blob store. */
 int sb_build_copy_layer(struct sb_image_new_layer *out, struct sb_root *root, const struct sb_build_copy *c,

@@ -74,7 +74,8 @@ static void *run_job(void *arg)
 {
 	struct job *j = arg;
 	struct sb_exec_opts opts = {
-		.argv = j->argv, .cwd = "/", .stdin_fd = j->in_fd, .stdout_fd = j->out_fd, .stderr_fd = -1,
+		/* cp works as root, as docker cp does, whatever the image's User */
+		.argv = j->argv, .cwd = "/", .user = "0", .stdin_fd = j->in_fd, .stdout_fd = j->out_fd, .stderr_fd = -1,
 		.capture_max = 64 * 1024, .source = sb_timeline_actor(), .unrecorded = 1,
 	};
 

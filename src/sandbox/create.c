@@ -13,6 +13,7 @@
 #include "sandbox/doctor.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "base/utf8.h"
 #include "image/store.h"
 #include "sandbox/sandbox.h"
@@ -54,6 +55,36 @@ static void free_mounts(struct sb_sandbox_mount *mounts, struct sb_mount *held, 
 	free(mounts);
 }
 
+/* What of the image's config (the store's exec_config text) every process
+ * of the sandbox gets, as docker gives it: Env, WorkingDir, User. A config
+ * that does not parse gives nothing (the store verified it when it came in). */
+static int image_config(struct sb_record *rec, const char *exec_config)
+{
+	json_t *cfg = exec_config ? json_loads(exec_config, 0, NULL) : NULL, *kept = json_object(), *env = json_array(), *v;
+	size_t i;
+
+	json_array_foreach (json_object_get(cfg, "Env"), i, v)
+		if (json_is_string(v) && strchr(json_string_value(v), '=') && json_string_value(v)[0] != '=')
+			env = sb_json_append(env, json_incref(v));
+	if (!env || json_array_size(env))
+		kept = sb_json_set(kept, "Env", env);
+	else
+		json_decref(env);
+	for (const char *const *k = (const char *const[]){ "WorkingDir", "User", NULL }; kept && *k; k++) {
+		const char *s = json_string_value(json_object_get(cfg, *k));
+		if (s && *s)
+			kept = sb_json_set(kept, *k, json_string(s));
+	}
+	json_decref(cfg);
+	if (!kept)
+		return -1;
+	if (json_object_size(kept))
+		rec->image_config = kept;
+	else
+		json_decref(kept);
+	return 0;
+}
+
 /* Pins the image: its manifest digest goes into the record; the rootfs is
  * found again from the digest at every boot. */
 static int resolve_image(struct sb_record *rec, struct sb_root *root, const char *image, struct sb_error *err)
@@ -65,8 +96,12 @@ static int resolve_image(struct sb_record *rec, struct sb_root *root, const char
 		return sb_error_set(err, SB_ERR_INVALID, _("no image given"));
 	if ((rc = sb_image_resolve(&info, root, image, err)) < 0)
 		return rc;
+	if ((rc = sb_image_read_exec_config(&info, root, err)) < 0) {
+		sb_image_info_clear(&info);
+		return rc;
+	}
 	memcpy(rec->image_digest, info.digest, sizeof(rec->image_digest));
-	if (!(rec->image_ref = strdup(info.ref)))
+	if (!(rec->image_ref = strdup(info.ref)) || image_config(rec, info.exec_config) < 0)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	sb_image_info_clear(&info);
 	return rc;
@@ -217,8 +252,15 @@ int sb_box_make_dirs(struct sb_box *b, struct sb_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	/* the workspace is the sandbox's own: root inside may write it */
-	return chmod(b->workspace, 0755) < 0 ? sb_error_errno(err, SB_ERR_IO, errno, _("cannot prepare '%s'"), b->workspace) : 0;
+	/* the workspace is the sandbox's own: root inside may write it; the
+	 * overlay's / takes upper's mode, which users other than root inside
+	 * (an image's USER, exec --user) must be able to enter. The sandbox's
+	 * directory (0700) keeps both from the host's other users. */
+	const char *const open_dirs[] = { b->workspace, b->upper };
+	for (size_t i = 0; i < 2; i++)
+		if (chmod(open_dirs[i], 0755) < 0)
+			return sb_error_errno(err, SB_ERR_IO, errno, _("cannot prepare '%s'"), open_dirs[i]);
+	return 0;
 }
 
 /* An image that carries files in /workspace (sandbench commit

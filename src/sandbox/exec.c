@@ -213,9 +213,12 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	if (rc < 0)
 		goto out;
 
+	struct sb_box_proc bp;
+	if ((rc = sb_box_proc_make(&bp, &b, opts->env, opts->cwd, opts->user, err)) < 0)
+		goto out;
 	struct sb_backend_exec x = {
-		.argv = opts->argv, .env = opts->env, .secret_env = sec.env, .cwd = opts->cwd ? opts->cwd : "/workspace",
-		.proc = SB_PROC_OPTS_DEFAULT,
+		.argv = opts->argv, .env = sb_box_proc_env(&bp), .secret_env = sec.env, .cwd = bp.cwd,
+		.user = bp.has_user ? &bp.user : NULL, .proc = SB_PROC_OPTS_DEFAULT,
 	};
 	x.proc.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 0;
 	x.proc.stdin_fd = opts->stdin_fd;
@@ -278,6 +281,7 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 			sb_exec_result_clear(out);
 		}
 	}
+	sb_box_proc_clear(&bp);
 out:
 	secrets_clear(&sec);
 	sb_box_close(&b);

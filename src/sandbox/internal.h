@@ -109,6 +109,35 @@ int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err
 /* Rootfs of the record's image (ROOT/images/rootfs/<hex>). */
 char *sb_box_lower(const struct sb_box *b);
 
+/* A USER value ("name", "uid", "name:group", "uid:gid") in numbers, from
+ * rootfs's own /etc/passwd and /etc/group read inside it (user.c). A name
+ * that is not there is SB_ERR_NOTFOUND naming it; a uid needs no entry (gid
+ * 0 then). home: the entry's, else "/". */
+struct sb_user {
+	unsigned uid, gid;
+	char home[256];
+};
+int sb_user_resolve(struct sb_user *out, const char *rootfs, const char *spec, struct sb_error *err);
+
+/* A process of a running sandbox as its image's config shapes it
+ * (process.c): env is the config's Env, then HOME of the user when neither
+ * gives one, then the caller's (a later value wins); cwd the caller's, else
+ * WorkingDir, else /workspace; the user the caller's, else User (resolved
+ * in the sandbox's own root), else root. */
+struct sb_box_proc {
+	char **env;                      /* NULL: caller_env as it is */
+	char *const *caller_env;
+	const char *cwd;
+	int has_user;
+	struct sb_backend_user user;
+	char home_dir[256];
+	char *home;                      /* "HOME=..." */
+};
+int sb_box_proc_make(struct sb_box_proc *out, const struct sb_box *b, char *const *env, const char *cwd,
+		     const char *user, struct sb_error *err);
+char *const *sb_box_proc_env(const struct sb_box_proc *p);
+void sb_box_proc_clear(struct sb_box_proc *p);
+
 /* Host folders given to a sandbox (`--mount HOST:PATH[:ro|rw]`): parsing and
  * the policy that keeps credentials, kernel interfaces, container runtimes and
  * sandbench's own state out of sandboxes. */

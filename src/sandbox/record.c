@@ -114,6 +114,8 @@ json_t *sb_record_to_json(const struct sb_record *r)
 				"state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
 				"state_changed", (json_int_t)r->state_changed,
 				"runtime", "build", r->runtime_build ? r->runtime_build : "", "boot_id", r->boot_id);
+	if (doc && r->image_config)
+		doc = sb_json_set(doc, "image_config", json_incref(r->image_config));
 	/* only for forks: records of other sandboxes stay as they were */
 	if (doc && r->parent[0])
 		doc = sb_json_set(doc, "parent", json_pack("{s:s, s:s}", "name", r->parent, "id", r->parent_id));
@@ -135,6 +137,23 @@ static int copy_fixed(char *dst, size_t size, const char *s)
 	return 0;
 }
 
+/* Env a list of strings, WorkingDir and User strings: what exec takes it for. */
+static int image_config_valid(const json_t *c)
+{
+	json_t *env = json_object_get(c, "Env"), *v;
+	size_t i;
+
+	if (!json_is_object(c) || (env && !json_is_array(env)))
+		return 0;
+	json_array_foreach (env, i, v)
+		if (!json_is_string(v) || !strchr(json_string_value(v), '='))
+			return 0;
+	for (const char *const *k = (const char *const[]){ "WorkingDir", "User", NULL }; *k; k++)
+		if (json_object_get(c, *k) && !json_is_string(json_object_get(c, *k)))
+			return 0;
+	return 1;
+}
+
 int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_error *err)
 {
 	const char *name = NULL, *id = NULL, *ref = NULL, *digest = NULL, *kind = NULL, *expiry = NULL;
@@ -143,7 +162,7 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0;
 	double cpus = 0;
 	int network = 0, exchange = 1;
-	json_t *mounts = NULL, *labels = NULL, *egress = NULL;
+	json_t *mounts = NULL, *labels = NULL, *egress = NULL, *config = NULL;
 	json_error_t jerr;
 
 	memset(out, 0, sizeof(*out));
@@ -181,8 +200,11 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	    copy_fixed(out->parent, sizeof(out->parent), parent) < 0 ||
 	    copy_fixed(out->parent_id, sizeof(out->parent_id), parent_id) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid kind, state, id or mount list"), name);
+	if ((config = json_object_get(doc, "image_config")) && !image_config_valid(config))
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid image_config"), name);
 	if (egress_from_json(&out->egress, egress) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid egress policy"), name);
+	out->image_config = json_incref(config);
 	if (sb_record_service_from_json(out, doc) < 0) {
 		sb_record_clear(out);
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid service or published port"), name);
@@ -324,6 +346,7 @@ void sb_record_clear(struct sb_record *rec)
 	free(rec->owner);
 	free(rec->reason);
 	free(rec->runtime_build);
+	json_decref(rec->image_config);
 	sb_egress_clear(&rec->egress);
 	sb_record_service_clear(rec);
 	memset(rec, 0, sizeof(*rec));

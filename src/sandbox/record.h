@@ -93,6 +93,10 @@ struct sb_record {
 	long long created;                   /* unix seconds */
 	char *image_ref;                     /* canonical reference as given ("" if by digest) */
 	char image_digest[SB_DIGEST_STR_LEN];/* pinned manifest digest */
+	/* what of the image's config its processes get: {"Env": [..],
+	 * "WorkingDir": .., "User": ..} as in the config, only those present
+	 * (NULL: none, as in records from before; "image_config" in JSON) */
+	json_t *image_config;
 	enum sb_sandbox_kind kind;
 	long long idle_timeout;              /* seconds; temporary only (0 for permanent) */
 	enum sb_expiry_action expiry_action;

@@ -120,7 +120,8 @@ int sb_sandbox_create(struct sb_sandbox_info *out /* may be NULL */, struct sb_r
 
 struct sb_exec_opts {
 	char *const *argv;                       /* command and arguments */
-	const char *cwd;                         /* NULL: the image's working directory (or /) */
+	const char *cwd;                         /* NULL: the image's WorkingDir, else /workspace */
+	const char *user;                        /* "name", "uid[:gid]", ...; NULL: the image's User, else root */
 	char *const *env;                        /* "K=V" entries, NULL-terminated; may be NULL */
 	int timeout_ms;                          /* <= 0: no deadline; on the deadline the command is killed */
 	int stdin_fd;                            /* -1: /dev/null */
@@ -236,8 +237,9 @@ int sb_sandbox_expire(struct sb_root *root, const char *name, struct sb_error *e
 struct sb_shell;
 struct sb_shell_opts {
 	char *const *argv;               /* NULL: "/bin/sh -i" */
-	char *const *env;                /* "K=V" over the defaults (PATH, HOME, TERM, LANG); may be NULL */
-	const char *cwd;                 /* NULL: /workspace */
+	char *const *env;                /* "K=V" over the defaults (PATH, HOME, TERM, LANG) and the
+					  * image's Env; may be NULL */
+	const char *cwd;                 /* NULL: the image's WorkingDir, else /workspace */
 	const char *term;                /* NULL: xterm-256color */
 	unsigned short rows, cols;       /* the pty's size; 0: 24 x 80 */
 	int no_echo;                     /* the terminal starts with echo off */

@@ -126,17 +126,23 @@ static int host_command(char ***argv, struct sb_shell *s, struct sb_box *b, cons
 	s->stem = sb_path_join(b->shells, file);
 	s->proc_file = s->stem ? sb_strdupf("%s.json", s->stem) : NULL;
 	s->ipid_file = s->stem ? sb_strdupf("%s.ipid", s->stem) : NULL;
-	char **env = merge_env(o->env, o->term, tbuf, sizeof(tbuf));
+	struct sb_box_proc bp;
+	int rc = sb_box_proc_make(&bp, b, o->env, o->cwd, NULL, err);
+	if (rc < 0)
+		return rc;
+	char **env = merge_env(sb_box_proc_env(&bp), o->term, tbuf, sizeof(tbuf));
 	if (!s->proc_file || !s->ipid_file || !env) {
 		free(env);
+		sb_box_proc_clear(&bp);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
 	struct sb_backend_exec x = {
-		.argv = o->argv ? o->argv : default_shell, .env = env, .cwd = o->cwd ? o->cwd : "/workspace",
+		.argv = o->argv ? o->argv : default_shell, .env = env, .cwd = bp.cwd, .user = bp.has_user ? &bp.user : NULL,
 		.ipid_file = s->ipid_file, .scratch = s->proc_file, .rows = o->rows, .cols = o->cols,
 	};
-	int rc = b->be->pty(argv, b->be_state, sb_box_target(b), &x, err);
+	rc = b->be->pty(argv, b->be_state, sb_box_target(b), &x, err);
 	free(env);
+	sb_box_proc_clear(&bp);
 	return rc;
 }
 

@@ -91,6 +91,8 @@ static long long num(json_t *doc, const char *key)
 	return json_integer_value(json_object_get(doc, key));
 }
 
+static void refused(const char *ref, const char *want);
+
 static char *sandboxes(void)
 {
 	return tu_sh_out("ls -A %s/sandboxes 2>/dev/null | tr '\\n' ' '", f.dir);
@@ -130,6 +132,60 @@ Test(build, dockerfile_to_image)
 	cr_assert_str_eq(out, "made\nhello\none\ntwo\none\nsub\n2\n", "the tree: %s", out);
 	free(out);
 	json_decref(res);
+
+	/* the config's Env, WorkingDir and User reach exec, as in docker; the
+	 * command line wins */
+	out = sbf_sh(&f, NULL, "c", "id -u; id -g; pwd; echo $MODE $APP_HOME $HOME", NULL);
+	cr_assert_str_eq(out, "65534\n65534\n/app\ntest /app /\n", "exec of an image with ENV, WORKDIR, USER: %s", out);
+	free(out);
+	struct tu_run e = SB("exec", "c", "--user", "0", "--cwd", "/", "--env", "MODE=mine", "--", "/bin/sh", "-c",
+			     "id -u; pwd; echo $MODE $APP_HOME $HOME");
+	cr_assert_eq(e.status, 0, "%s", e.err);
+	cr_assert_str_eq(e.out, "0\n/\nmine /app /root\n", "explicit options win: %s", e.out);
+	tu_run_free(&e);
+	/* sessions (and so shells: the same process is built) too */
+	sbf_ok(SB("session", "start", "c", "s1"), "session start");
+	e = SB("session", "send", "c", "s1", "--", "echo \"U=$(id -u) D=$(pwd) M=$MODE\"");
+	cr_assert_eq(e.status, 0, "%s", e.err);
+	char off[32];
+	snprintf(off, sizeof(off), "%lld", atoll(e.out));
+	tu_run_free(&e);
+	e = SB("session", "read", "c", "s1", "--since", off, "--max-wait", "20", "--format", "clean");
+	cr_assert_eq(e.status, 0, "%s", e.err);
+	cr_assert(strstr(e.out, "U=65534 D=/app M=test"), "a session of the image: %s", e.out);
+	tu_run_free(&e);
+	sbf_ok(SB("session", "kill", "c", "s1"), "session kill");
+	e = SB("exec", "c", "--user", "daemon", "--", "true");
+	cr_assert_neq(e.status, 0, "a user of the host's passwd, not the sandbox's, was taken");
+	cr_assert(strstr(e.err, "user 'daemon' is not in the image's /etc/passwd"), "%s", e.err);
+	tu_run_free(&e);
+}
+
+/* RUN runs as the USER in force, looked up in the image's own passwd and
+ * group; a user the image does not know is refused with its line. */
+Test(build, user_applies_to_run)
+{
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\n"
+		   "RUN mkdir /out && chmod 777 /out\n"
+		   "USER nobody\n"
+		   "RUN id -u > /out/uid && id -g > /out/gid && touch /out/by-nobody\n"
+		   "USER 1234:nogroup\n"
+		   "RUN id -u > /out/uid2 && id -g >> /out/uid2\n"
+		   "USER root\n"
+		   "RUN stat -c '%u %g' /out/by-nobody > /out/owner\n");
+	json_t *res = build_ok("users:1");
+	json_decref(res);
+	sbf_ok(SB("create", "u", "--image", "users:1"), "create");
+	char *out = sbf_sh(&f, NULL, "u", "cat /out/uid /out/gid /out/uid2 /out/owner; id -u", NULL);
+	cr_assert_str_eq(out, "65534\n65534\n1234\n65534\n65534 65534\n0\n", "RUN as USER: %s", out);
+	free(out);
+	sbf_ok(SB("rm", "--force", "u"), "rm");
+
+	/* the host knows daemon; the image does not */
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nUSER daemon\nRUN true\n");
+	refused("users:2", "line 3: RUN true: USER of line 2: user 'daemon' is not in the image's /etc/passwd");
+	write_file("Dockerfile", "FROM " SBF_IMAGE "\nUSER nobody:staff\nRUN true\n");
+	refused("users:3", "line 3: RUN true: USER of line 2: group 'staff' is not in the image's /etc/group");
 }
 
 Test(build, cache_hit_and_miss)
@@ -165,6 +221,80 @@ Test(build, cache_hit_and_miss)
 	json_decref(again);
 	json_decref(miss);
 	json_decref(nocache);
+}
+
+static const char *digest_of(json_t *res)
+{
+	return json_string_value(json_object_get(res, "digest"));
+}
+
+/* COPY's cache key is the content: names, modes, owners and data of what
+ * is copied (.dockerignore applied), not the times. */
+Test(build, copy_cache_keys_on_content)
+{
+	make_context();
+	json_t *first = build_ok("content:1");
+
+	/* touched, not changed: every step cached, the same image */
+	cr_assert_eq(tu_sh("touch -d '2001-02-03 04:05' %s/src/one %s/src/sub/two %s/src/sub %s/src", ctx, ctx, ctx, ctx), 0);
+	json_t *touched = build_ok("content:2");
+	cr_assert_eq(num(touched, "sandboxes"), 0, "a touched file misses the cache");
+	cr_assert_str_eq(digest_of(touched), digest_of(first));
+	/* an ignored file is no part of the copy */
+	cr_assert_eq(tu_sh("echo other > %s/src/cache/junk && echo more > %s/src/new.log", ctx, ctx), 0);
+	json_t *ignored = build_ok("content:3");
+	cr_assert_eq(num(ignored, "sandboxes"), 0, "a change .dockerignore leaves out misses the cache");
+	cr_assert_str_eq(digest_of(ignored), digest_of(first));
+
+	/* one byte changed (same size, same time): a miss */
+	cr_assert_eq(tu_sh("touch -r %s/src/one %s/ref && printf 'onE\n' > %s/src/one && touch -r %s/ref %s/src/one",
+			   ctx, ctx, ctx, ctx, ctx), 0);
+	json_t *changed = build_ok("content:4");
+	cr_assert_eq(num(changed, "sandboxes"), 1, "a changed byte hits the cache");
+	cr_assert_str_neq(digest_of(changed), digest_of(first));
+	/* a mode changed: a miss too */
+	cr_assert_eq(tu_sh("chmod 0600 %s/src/sub/two", ctx), 0);
+	json_t *mode = build_ok("content:5");
+	cr_assert_eq(num(mode, "sandboxes"), 1, "a changed mode hits the cache");
+	json_decref(first);
+	json_decref(touched);
+	json_decref(ignored);
+	json_decref(changed);
+	json_decref(mode);
+}
+
+/* The step cache is a user of the unnamed intermediate images: a prune
+ * keeps them and the rebuild hits; --build-cache drops it on purpose. */
+Test(build, cache_survives_prune)
+{
+	make_context();
+	json_t *first = build_ok("pruned:1");
+	struct tu_run r = SB("image", "prune", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	json_t *rep = json_loads(r.out, 0, NULL);
+	tu_run_free(&r);
+	cr_assert_eq(num(rep, "images"), 0, "a prune removed the cache's images");
+	json_decref(rep);
+	json_t *again = build_ok("pruned:2");
+	cr_assert_eq(num(again, "sandboxes"), 0, "the rebuild after a prune ran cold");
+	cr_assert_str_eq(digest_of(again), digest_of(first));
+
+	r = SB("image", "prune", "--build-cache", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	rep = json_loads(r.out, 0, NULL);
+	tu_run_free(&r);
+	cr_assert_gt(num(rep, "build_cache"), 0, "no cache entry dropped");
+	cr_assert_gt(num(rep, "images"), 0, "the intermediate images stayed");
+	json_decref(rep);
+	r = SB("image", "prune", "--build-cache", "extra");
+	cr_assert_eq(r.status, 2, "an operand is a usage error: %s", r.err);
+	tu_run_free(&r);
+	json_t *cold = build_ok("pruned:3");
+	cr_assert_eq(num(cold, "sandboxes"), 2, "the cache was not dropped");
+	cr_assert_eq(num(cold, "cached"), 0);
+	json_decref(first);
+	json_decref(again);
+	json_decref(cold);
 }
 
 /* A build that must fail: the message holds want, no image named ref. */

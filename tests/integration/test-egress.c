@@ -37,12 +37,7 @@ static void setup(void)
 {
 	sbf_setup(&f, "egress");
 	nt_names_init(&names);
-	/* not nt_config_write: private ranges stay blocked, as by default */
-	char *config = sb_path_join(f.dir, "config");
-	char *text = sb_strdupf("network_bridge = %s\nnetwork_subnet = %s\n", names.bridge, names.subnet);
-	cr_assert_eq(sb_fs_write_atomic(config, text, strlen(text), 0644, NULL), 0);
-	free(config);
-	free(text);
+	nt_config_write_blocking(&names, f.dir);
 }
 
 static void teardown(void)

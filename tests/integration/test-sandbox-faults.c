@@ -388,7 +388,7 @@ Test(faults, every_public_call_fails_cleanly_without_an_error_struct)
 	FAILS_ALIKE(rc, sb_sandbox_list(&list, &n, f.root, E));
 	FAILS_ALIKE(rc, sb_sandbox_reap(&reaped, &n, f.root, 0, E));
 	FAILS_ALIKE(rc, sb_image_list(&images, &n, f.root, E));
-	FAILS_ALIKE(rc, sb_image_prune(&pruned, f.root, E));
+	FAILS_ALIKE(rc, sb_image_prune(&pruned, f.root, 0, E));
 	cr_assert_eq(unlink(sandboxes), 0);
 	cr_assert_eq(rename(moved, sandboxes), 0);
 	free(sandboxes), free(refs), free(moved);

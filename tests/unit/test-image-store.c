@@ -495,7 +495,7 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 
 	/* the dry run counts what prune removes next, and removes nothing */
 	struct sb_image_prune_report dry;
-	cr_assert_eq(sb_image_prune_dry_run(&dry, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&dry, root, SB_IMAGE_PRUNE_DRY_RUN, NULL), 0);
 	cr_assert_eq(dry.blobs, 2);
 	cr_assert_eq(dry.rootfs, 1);
 	cr_assert_eq(dry.partial, 1);
@@ -503,7 +503,7 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 	cr_assert_eq(access(stale, F_OK), 0);
 	cr_assert_eq(access(partial, F_OK), 0);
 
-	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&rep, root, 0, NULL), 0);
 	cr_assert_eq(rep.bytes, dry.bytes, "the dry run's bytes are what prune frees");
 	cr_assert_eq(rep.images, 0);
 	cr_assert_eq(rep.blobs, 2);
@@ -516,10 +516,10 @@ Test(image_store, prune_removes_exactly_the_unreferenced)
 	/* an image nothing refers to goes, with its blobs */
 	cr_assert_eq(sb_image_remove(&rm, root, "multiarch", 0, NULL), 0);
 	sb_image_removal_clear(&rm);
-	cr_assert_eq(sb_image_prune_dry_run(&dry, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&dry, root, SB_IMAGE_PRUNE_DRY_RUN, NULL), 0);
 	cr_assert_eq(dry.blobs, 3, "the blobs of the image it would drop count too");
 	cr_assert_eq(count_entries("images/blobs/sha256"), 3);
-	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&rep, root, 0, NULL), 0);
 	cr_assert_eq(rep.blobs, 3);
 	cr_assert_eq(count_entries("images/blobs/sha256"), 0);
 	cr_assert_eq(count_entries("images/rootfs"), 0);
@@ -544,7 +544,7 @@ Test(image_store, prune_keeps_untagged_image_in_use)
 	cr_assert_eq(tu_sh("sed -i 's|\"localhost/other:x\": \"sha256:[0-9a-f]*\"||' %s/images/refs.json",
 			   sb_root_path(root)),
 		     0);
-	cr_assert_eq(sb_image_prune(&rep, root, NULL), 0);
+	cr_assert_eq(sb_image_prune(&rep, root, 0, NULL), 0);
 	cr_assert_eq(rep.images, 0, "a sandbox uses it");
 	cr_assert_eq(rep.blobs, 0);
 	cr_assert_eq(sb_image_resolve(&info, root, res.digest, NULL), 0);
@@ -574,7 +574,7 @@ Test(image_store, prune_short_of_memory_keeps_what_is_in_use)
 	for (n = 1;; n++) {
 		cr_assert_eq(sb_blob_put(orphan, root, "orphan", 6, NULL), 0);
 		tu_json_fail_nth(n);
-		int rc = sb_image_prune(&rep, root, NULL);
+		int rc = sb_image_prune(&rep, root, 0, NULL);
 		int hit = tu_json_fail_hit();
 		tu_json_fail_nth(0);
 		cr_assert(rc == 0 || hit, "prune fails only for want of memory");

@@ -137,6 +137,42 @@ Test(record, a_fork_names_its_parent)
 	json_decref(doc);
 }
 
+/* The image's Env, WorkingDir and User ride in the record (and so into a
+ * fork's); a record from before has none, one with a wrong shape is refused. */
+Test(record, image_config)
+{
+	struct sb_record rec = {
+		.name = "ic", .id = "sb-0123456789abcdef", .created = 1700000000, .image_ref = "",
+		.kind = SB_KIND_PERMANENT, .expiry_action = SB_EXPIRY_RM, .owner = "", .state = SB_STATE_RUNNING,
+		.reason = "created",
+	};
+	struct sb_record back;
+	struct sb_error err;
+
+	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000001");
+	json_t *doc = sb_record_to_json(&rec);
+	cr_assert_null(json_object_get(doc, "image_config"), "no config, no key: records of others stay as they were");
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert_null(back.image_config);
+	sb_record_clear(&back);
+	json_decref(doc);
+
+	rec.image_config = json_pack("{s:[s], s:s, s:s}", "Env", "A=1", "WorkingDir", "/app", "User", "nobody");
+	doc = sb_record_to_json(&rec);
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert(json_equal(back.image_config, rec.image_config));
+	sb_record_clear(&back);
+	json_object_set_new(json_object_get(doc, "image_config"), "Env", json_pack("[i]", 3));
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), SB_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "invalid image_config"), "%s", err.msg);
+	json_object_set_new(json_object_get(doc, "image_config"), "Env", json_pack("[s]", "NOEQUALS"));
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), SB_ERR_FORMAT);
+	json_object_set_new(doc, "image_config", json_pack("{s:i}", "User", 0));
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), SB_ERR_FORMAT);
+	json_decref(doc);
+	json_decref(rec.image_config);
+}
+
 static json_t *build_record(const void *arg)
 {
 	return sb_record_to_json(arg);

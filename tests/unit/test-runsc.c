@@ -184,7 +184,7 @@ static json_t *build_spec(const void *arg)
 static json_t *build_shell_process(const void *arg)
 {
 	(void)arg;
-	return sb_spec_process((char *[]){ "/bin/sh", "-i", NULL }, NULL, NULL, 1, 24, 80);
+	return sb_spec_process((char *[]){ "/bin/sh", "-i", NULL }, NULL, NULL, NULL, 1, 24, 80);
 }
 
 /* A spec that cannot be built whole is an error, never a sandbox with fewer

@@ -49,6 +49,7 @@ struct sb_runsc_call {
 	const char *internal_pid_file;   /* exec: where runsc writes the process's pid inside */
 	const char *target_pid;          /* kill --pid: one process (pid inside) instead of the init */
 	const char *cwd;                 /* exec */
+	const char *user;                /* exec: "UID:GID" */
 	char *const *env;                /* exec: "K=V", NULL-terminated */
 	char *const *args;               /* exec: command; NULL-terminated */
 	const char *signal;              /* kill: "KILL", "TERM" */
@@ -103,12 +104,14 @@ struct sb_spec_params {
 /* The process object of a spec or of `runsc exec --process`. env NULL: the
  * default environment; cwd NULL: /workspace. NULL when a part of it cannot be
  * built. */
-json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
-			unsigned short rows, unsigned short cols);
+json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, const struct sb_backend_user *user,
+			int terminal, unsigned short rows, unsigned short cols);
 /* The process of a plain `runsc exec` as a --process file: what runsc makes
- * of its command line (the container's environment, then env), then more_env.
- * NULL when a part of it cannot be built. */
-json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd);
+ * of its command line (the container's environment, then env), then more_env;
+ * a later value of a variable replaces an earlier one. NULL when a part of it
+ * cannot be built. */
+json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd,
+			     const struct sb_backend_user *user);
 /* SB_ERR_NOMEM when a part cannot be built: never a spec with a mount or a
  * limit left out. */
 int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err);

@@ -94,7 +94,7 @@ static int be_teardown(void *p, const struct sb_backend_sandbox *sb, unsigned fl
  * runs. Returns the fd (the caller closes it), or a negative error. */
 static int secret_process(char *path, size_t size, const struct sb_backend_exec *x, struct sb_error *err)
 {
-	json_t *proc = sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd);
+	json_t *proc = sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd, x->user);
 	char *text = proc ? json_dumps(proc, JSON_COMPACT) : NULL;
 	int fd = text ? memfd_create("sandbench-exec", MFD_CLOEXEC) : -1;
 	int rc = fd;
@@ -118,7 +118,7 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 		   const struct sb_backend_exec *x, struct sb_error *err)
 {
 	struct sb_runsc_call c = sb_runsc_call_for(sb, SB_RUNSC_EXEC);
-	char path[64];
+	char path[64], user[32];
 	int fd = -1, rc;
 
 	if (!be_rs(p, err))
@@ -131,6 +131,10 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 		c.args = x->argv;
 		c.env = x->env;
 		c.cwd = x->cwd;
+		if (x->user) {
+			snprintf(user, sizeof(user), "%u:%u", x->user->uid, x->user->gid);
+			c.user = user;
+		}
 	}
 	c.internal_pid_file = x->ipid_file;
 	c.any_status = 1;
@@ -146,7 +150,7 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 static int be_pty(char ***argv, void *p, const struct sb_backend_sandbox *sb, const struct sb_backend_exec *x,
 		  struct sb_error *err)
 {
-	json_t *proc = sb_spec_process(x->argv, x->env, x->cwd, 1, x->rows, x->cols);
+	json_t *proc = sb_spec_process(x->argv, x->env, x->cwd, x->user, 1, x->rows, x->cols);
 	int rc;
 
 	*argv = NULL;

@@ -46,15 +46,16 @@ static json_t *str_array(const char *const *v)
 	return a;
 }
 
-json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, int terminal,
-			unsigned short rows, unsigned short cols)
+json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, const struct sb_backend_user *user,
+			int terminal, unsigned short rows, unsigned short cols)
 {
 	json_t *capobj = json_object();
 
 	for (const char *const *s = cap_sets; *s; s++)
 		capobj = sb_json_set(capobj, *s, str_array(caps));
-	json_t *p = json_pack("{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:o, s:b, s:[{s:s, s:i, s:i}]}",
-			      "terminal", terminal, "user", "uid", 0, "gid", 0,
+	json_t *p = json_pack("{s:b, s:{s:I, s:I}, s:o, s:o, s:s, s:o, s:b, s:[{s:s, s:i, s:i}]}",
+			      "terminal", terminal, "user", "uid", (json_int_t)(user ? user->uid : 0),
+			      "gid", (json_int_t)(user ? user->gid : 0),
 			      "args", str_array((const char *const *)args),
 			      "env", str_array(env ? (const char *const *)env : default_env),
 			      "cwd", cwd ? cwd : "/workspace", "capabilities", capobj, "noNewPrivileges", 1,
@@ -73,7 +74,19 @@ static size_t count(const char *const *v)
 	return n;
 }
 
-json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd)
+/* Its index in all[0..n) when a variable of kv's name is there; else n. */
+static size_t find_key(char **all, size_t n, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(all[i], kv, klen) && all[i][klen] == '=')
+			return i;
+	return n;
+}
+
+json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd,
+			     const struct sb_backend_user *user)
 {
 	const char *const *parts[] = { default_env, (const char *const *)env, (const char *const *)more_env };
 	size_t n = 0;
@@ -85,9 +98,12 @@ json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *m
 		return NULL;
 	n = 0;
 	for (size_t i = 0; i < 3; i++)
-		for (size_t k = 0; parts[i] && parts[i][k]; k++)
-			all[n++] = (char *)parts[i][k];
-	json_t *p = sb_spec_process(args, all, cwd, 0, 0, 0);
+		for (size_t k = 0; parts[i] && parts[i][k]; k++) {
+			size_t at = find_key(all, n, parts[i][k]);
+			all[at] = (char *)parts[i][k];
+			n += at == n;
+		}
+	json_t *p = sb_spec_process(args, all, cwd, user, 0, 0, 0);
 	free(all);
 	return p;
 }
@@ -147,7 +163,7 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 					      : json_pack("{s:s}", "type", "network"));
 	json_t *doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:{s:o, s:o}}",
 				"ociVersion", "1.0.2",
-				"process", sb_spec_process(init_args, NULL, "/", 0, 0, 0),
+				"process", sb_spec_process(init_args, NULL, "/", NULL, 0, 0, 0),
 				"root", "path", p->rootfs, "readonly", 0,
 				"hostname", p->rec->name,
 				"mounts", mounts,
