@@ -27,14 +27,12 @@ static const char *const expiry_names[] = {
 };
 static const char *const mode_names[] = { [SB_MOUNT_RO] = "ro", [SB_MOUNT_RW] = "rw" };
 
-#define NAMES(t) (sizeof(t) / sizeof(t[0]))
-
-static const char *name_of(const char *const *t, size_t n, int v)
+const char *sb_enum_name(const char *const *t, size_t n, int v)
 {
 	return v >= 0 && (size_t)v < n ? t[v] : "unknown";
 }
 
-static int parse_name(const char *const *t, size_t n, const char *s)
+int sb_enum_parse(const char *const *t, size_t n, const char *s)
 {
 	for (size_t i = 0; s && i < n; i++)
 		if (!strcmp(t[i], s))
@@ -42,14 +40,15 @@ static int parse_name(const char *const *t, size_t n, const char *s)
 	return -1;
 }
 
-const char *sb_sandbox_kind_name(enum sb_sandbox_kind k) { return name_of(kind_names, NAMES(kind_names), k); }
-const char *sb_sandbox_state_name(enum sb_sandbox_state s) { return name_of(state_names, NAMES(state_names), s); }
-const char *sb_expiry_action_name(enum sb_expiry_action a) { return name_of(expiry_names, NAMES(expiry_names), a); }
-const char *sb_mount_mode_name(enum sb_mount_mode m) { return name_of(mode_names, NAMES(mode_names), m); }
-int sb_sandbox_kind_parse(const char *s) { return parse_name(kind_names, NAMES(kind_names), s); }
-int sb_sandbox_state_parse(const char *s) { return parse_name(state_names, NAMES(state_names), s); }
-int sb_expiry_action_parse(const char *s) { return parse_name(expiry_names, NAMES(expiry_names), s); }
-int sb_mount_mode_parse(const char *s) { return parse_name(mode_names, NAMES(mode_names), s); }
+
+const char *sb_sandbox_kind_name(enum sb_sandbox_kind k) { return sb_enum_name(kind_names, SB_ENUM_NAMES(kind_names), k); }
+const char *sb_sandbox_state_name(enum sb_sandbox_state s) { return sb_enum_name(state_names, SB_ENUM_NAMES(state_names), s); }
+const char *sb_expiry_action_name(enum sb_expiry_action a) { return sb_enum_name(expiry_names, SB_ENUM_NAMES(expiry_names), a); }
+const char *sb_mount_mode_name(enum sb_mount_mode m) { return sb_enum_name(mode_names, SB_ENUM_NAMES(mode_names), m); }
+int sb_sandbox_kind_parse(const char *s) { return sb_enum_parse(kind_names, SB_ENUM_NAMES(kind_names), s); }
+int sb_sandbox_state_parse(const char *s) { return sb_enum_parse(state_names, SB_ENUM_NAMES(state_names), s); }
+int sb_expiry_action_parse(const char *s) { return sb_enum_parse(expiry_names, SB_ENUM_NAMES(expiry_names), s); }
+int sb_mount_mode_parse(const char *s) { return sb_enum_parse(mode_names, SB_ENUM_NAMES(mode_names), s); }
 
 static json_t *egress_to_json(const struct sb_egress *e)
 {

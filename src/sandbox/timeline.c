@@ -49,27 +49,12 @@ static const char *const source_names[] = {
 	[SB_TIMELINE_AGENT] = "agent", [SB_TIMELINE_HUMAN] = "human",
 	[SB_TIMELINE_WORKBENCH] = "workbench", [SB_TIMELINE_SANDBENCH] = "sandbench",
 };
-#define NAMES(t) (sizeof(t) / sizeof(t[0]))
-
 static enum sb_timeline_source actor = SB_TIMELINE_AGENT;
 
-static const char *name_of(const char *const *t, size_t n, int v)
-{
-	return v >= 0 && (size_t)v < n ? t[v] : "unknown";
-}
-
-static int parse_name(const char *const *t, size_t n, const char *s)
-{
-	for (size_t i = 0; s && i < n; i++)
-		if (!strcmp(t[i], s))
-			return (int)i;
-	return -1;
-}
-
-const char *sb_timeline_kind_name(enum sb_timeline_kind k) { return name_of(kind_names, NAMES(kind_names), k); }
-const char *sb_timeline_source_name(enum sb_timeline_source s) { return name_of(source_names, NAMES(source_names), s); }
-int sb_timeline_kind_parse(const char *s) { return parse_name(kind_names, NAMES(kind_names), s); }
-int sb_timeline_source_parse(const char *s) { return parse_name(source_names, NAMES(source_names), s); }
+const char *sb_timeline_kind_name(enum sb_timeline_kind k) { return sb_enum_name(kind_names, SB_ENUM_NAMES(kind_names), k); }
+const char *sb_timeline_source_name(enum sb_timeline_source s) { return sb_enum_name(source_names, SB_ENUM_NAMES(source_names), s); }
+int sb_timeline_kind_parse(const char *s) { return sb_enum_parse(kind_names, SB_ENUM_NAMES(kind_names), s); }
+int sb_timeline_source_parse(const char *s) { return sb_enum_parse(source_names, SB_ENUM_NAMES(source_names), s); }
 void sb_timeline_set_actor(enum sb_timeline_source s) { actor = s; }
 enum sb_timeline_source sb_timeline_actor(void) { return actor; }
 
