@@ -39,6 +39,16 @@ char *sb_buf_steal(struct sb_buf *b, size_t *len)
 	return p;
 }
 
+void sb_buf_drop(struct sb_buf *b, size_t n)
+{
+	/* an empty buffer has no data to move (memmove of NULL is undefined) */
+	if (n == 0)
+		return;
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+	b->data[b->len] = '\0';
+}
+
 void sb_buf_clear(struct sb_buf *b)
 {
 	free(b->data);

@@ -14,6 +14,8 @@ struct sb_buf {
 int sb_buf_add(struct sb_buf *b, const void *data, size_t len);
 /* Hands the bytes to the caller (free()); the buffer is empty again. */
 char *sb_buf_steal(struct sb_buf *b, size_t *len);
+/* Drops the first n bytes (n <= len): what stays moves to the front. */
+void sb_buf_drop(struct sb_buf *b, size_t n);
 void sb_buf_clear(struct sb_buf *b);
 
 #endif

@@ -298,8 +298,7 @@ static void forward_log(struct mcp_call *c)
 			json_decref(line);
 		used += len + 1;
 	}
-	memmove(c->log.data, c->log.data + used, c->log.len - used);
-	c->log.len -= used;
+	sb_buf_drop(&c->log, used);
 }
 
 /* The worker's result, or an error result when it died without one; a

@@ -75,11 +75,8 @@ int sess_frame_take(struct sess_frame *f, const struct sb_buf *in, size_t *off, 
 
 ssize_t sess_fill(struct sb_buf *in, size_t *off, int fd)
 {
-	if (*off > 0) {
-		memmove(in->data, in->data + *off, in->len - *off);
-		in->len -= *off;
-		*off = 0;
-	}
+	sb_buf_drop(in, *off);
+	*off = 0;
 	if (in->cap - in->len < SESS_CHUNK) {
 		/* grows the buffer by a chunk, then gives the bytes back */
 		size_t was = in->len;

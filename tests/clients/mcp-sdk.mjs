@@ -5,7 +5,8 @@
 //
 //   node mcp-sdk.mjs stdio SANDBENCH ROOT IMAGE FOREIGN
 //   node mcp-sdk.mjs http URL TOKEN IMAGE FOREIGN
-//   node mcp-sdk.mjs bridge SANDBENCH SOCKET IMAGE FOREIGN   (`sandbench mcp --connect SOCKET`)
+//   node mcp-sdk.mjs bridge SANDBENCH SOCKET IMAGE FOREIGN USER
+//                                (`sandbench mcp --connect SOCKET` run as USER)
 //   node mcp-sdk.mjs refusals URL TOKEN
 // FOREIGN: a sandbox the test made without this server: removing it is refused.
 // refusals: a wrong token, a foreign Origin, an oversized body and malformed
@@ -23,7 +24,7 @@ const TOOLS = [
 ];
 const WAIT_MS = 60000;
 
-const [mode, a1, a2, image, foreign] = process.argv.slice(2);
+const [mode, a1, a2, image, foreign, user] = process.argv.slice(2);
 const name = `mcp-sdk-${mode}-${process.pid}`;
 
 function ok(step) {
@@ -56,7 +57,8 @@ function transport() {
   if (mode === "stdio")
     return new StdioClientTransport({ command: a1, args: ["--root", a2, "mcp"], stderr: "inherit" });
   if (mode === "bridge")
-    return new StdioClientTransport({ command: a1, args: ["mcp", "--connect", a2], stderr: "inherit" });
+    return new StdioClientTransport({ command: "runuser", args: ["-u", user, "--", a1, "mcp", "--connect", a2],
+                                      stderr: "inherit" });
   return new StreamableHTTPClientTransport(new URL(a1), {
     requestInit: { headers: { Authorization: `Bearer ${a2}` } },
   });

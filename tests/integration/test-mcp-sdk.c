@@ -361,18 +361,22 @@ static int says_listening(void *path)
  * plays that part in data/sandbench-mcp.socket (Accept=yes); here
  * tests/clients/accept-socket.py does the same. A member of the group drives
  * the whole SDK flow through the bridge; one outside it is refused with a
- * message naming the group. */
+ * message naming the group. The users run a copy of the binary in the test's
+ * own folder: the build tree may sit under a folder only root enters (/root,
+ * or CI's mktemp -d), which the bridge does not need to reach. */
 Test(mcp_sdk, non_root_bridge)
 {
-	char *dir = tu_tempdir("mcp-bridge"), *bin = tu_buildpath("sandbench"), sock[4096], out[4096];
+	char *dir = tu_tempdir("mcp-bridge"), *built = tu_buildpath("sandbench"), sock[4096], out[4096], bin[4096];
 
 	remove_users();
 	cr_assert_eq(tu_sh("groupadd %s && useradd -M -N -g nogroup -G %s -s /usr/sbin/nologin %s && "
 			   "useradd -M -N -g nogroup -s /usr/sbin/nologin %s",
 			   group_name, group_name, user_in, user_out),
 		     0);
-	/* the users must reach the socket and run the clients */
+	/* the users must reach the socket and run the binary */
 	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(bin, sizeof(bin), "%s/sandbench", dir);
+	cr_assert_eq(tu_sh("cp '%s' '%s'", built, bin), 0);
 	snprintf(sock, sizeof(sock), "%s/mcp.sock", dir);
 	snprintf(out, sizeof(out), "%s/accept.out", dir);
 	cr_assert_eq(tu_sh("cd '%s' && { python3 accept-socket.py '%s' %s '%s' --root '%s' mcp > '%s' & echo $! > '%s.pid'; }",
@@ -380,8 +384,8 @@ Test(mcp_sdk, non_root_bridge)
 		     0);
 	cr_assert(tu_wait_for(says_listening, out, WAIT_MS), "the socket helper did not start");
 
-	cr_assert_eq(tu_sh("cd '%s' && runuser -u %s -- " NODE " mcp-sdk.mjs bridge '%s' '%s' '%s' foreign >&2", clients, user_in,
-			   bin, sock, SBF_IMAGE),
+	cr_assert_eq(tu_sh("cd '%s' && " NODE " mcp-sdk.mjs bridge '%s' '%s' '%s' foreign %s >&2", clients, bin, sock,
+			   SBF_IMAGE, user_in),
 		     0, "the SDK client through the bridge failed (its output is above)");
 	char *refused = tu_sh_out("runuser -u %s -- '%s' mcp --connect '%s' </dev/null 2>&1; echo \" status=$?\"", user_out, bin, sock);
 	char want[64];
@@ -398,7 +402,7 @@ Test(mcp_sdk, non_root_bridge)
 	assert_only_foreign();
 	tu_remove(dir);
 	free(dir);
-	free(bin);
+	free(built);
 }
 
 /* A stdio server of the test's: its pid, the pipes to it, what it said. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/archive_dl.h"
+#include "base/buf.h"
 #include "image/blob_store.h"
 #include "base/crypto_dl.h"
 #include "base/digest.h"
@@ -57,6 +58,24 @@ Test(foundation, error_set_and_wrap)
 	cr_assert_str_eq(sb_error_name(SB_ERR_NOTFOUND), "not-found");
 	cr_assert_eq(sb_error_errno(&err, SB_ERR_IO, ENOSPC, "write"), SB_ERR_NOSPACE);
 	cr_assert_str_eq(sb_error_name(12345), "unknown");
+}
+
+/* Dropping from the front keeps the rest and its terminator; dropping nothing
+ * from an empty buffer is fine (no data to move: UBSan refuses memmove(NULL)). */
+Test(foundation, buf_drop)
+{
+	struct sb_buf b = { 0 };
+
+	sb_buf_drop(&b, 0);
+	cr_assert_null(b.data);
+	cr_assert_eq(sb_buf_add(&b, "line 1\nrest", 11), 0);
+	sb_buf_drop(&b, 7);
+	cr_assert_eq(b.len, 4);
+	cr_assert_str_eq(b.data, "rest");
+	sb_buf_drop(&b, 4);
+	cr_assert_eq(b.len, 0);
+	cr_assert_str_eq(b.data, "");
+	sb_buf_clear(&b);
 }
 
 Test(foundation, atomic_write_replaces_whole_file)
