@@ -1,13 +1,14 @@
-# The default image (localhost/sandbench/default) as a Dockerfile: Debian
-# bookworm with python3. An example to read and change: the first start
-# bootstraps the default with mmdebstrap in one step instead, which is faster.
-# Build it with:
-#   sandbench image build -t localhost/sandbench/default -f data/default.Dockerfile data
-FROM debian:bookworm-slim
-# sandbench: network=on
-RUN apt-get update && \
-    apt-get install -y --no-install-recommends python3 ca-certificates && \
-    rm -rf /var/lib/apt/lists/*
+# The default image, localhost/sandbench/default: the bootstrap base
+# (localhost/sandbench/base: Debian bookworm with python3 made with
+# mmdebstrap, or busybox when no Debian mirror answers) and what this recipe
+# adds. The workbench's first start and `sandbench image bootstrap` build it;
+# change it and rebuild with
+#   sandbench image bootstrap -f THIS-FILE
+# A package more is a RUN with the network on, for example:
+#   # sandbench: network=on
+#   RUN apt-get update && apt-get install -y --no-install-recommends git
+FROM localhost/sandbench/base
+LABEL org.opencontainers.image.title="sandbench default"
 ENV LANG=C.UTF-8
 WORKDIR /workspace
-CMD ["/bin/bash"]
+CMD ["/bin/sh"]

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/i18n.h"
-#include "image/bootstrap.h"
+#include "sandbox/build.h"
 #include "sandbox/gc.h"
 #include "session/session.h"
 #include "ui.h"
@@ -314,24 +314,34 @@ void ui_action_reap(struct ui_app *app)
 
 #define DEFAULT_SANDBOX "default"
 
+/* each step of the recipe in the event log, as the CLI prints it */
+static void recipe_step(void *user, const struct sb_build_event *ev)
+{
+	ui_job_event(user, 0, _("Step %zu/%zu: %s %s%s"), ev->step, ev->n_steps, ev->word, ev->args,
+		     ev->cached ? _(" (cached)") : "");
+}
+
 static int job_bootstrap(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
 {
-	struct sb_bootstrap_opts opts = { .kind = SB_BOOTSTRAP_AUTO, .progress = ui_job_progress(ctx) };
-	struct sb_bootstrap_result res;
+	struct sb_default_image_opts opts = { .base = { .kind = SB_BOOTSTRAP_AUTO, .progress = ui_job_progress(ctx) },
+					      .log_fd = -1, .progress = recipe_step, .user = ctx };
+	struct sb_default_image_result res;
 	struct sb_sandbox_spec spec = { .name = DEFAULT_SANDBOX, .kind = SB_KIND_TEMPORARY, .network = -1 };
 	int rc;
 
 	(void)arg;
-	if ((rc = sb_image_bootstrap(&res, root, &opts, err)) < 0)
+	if ((rc = sb_build_default_image(&res, root, &opts, err)) < 0)
 		return rc;
-	ui_job_event(ctx, 0, _("default image ready: %s (%s)"), res.image.ref[0] ? res.image.ref : res.image.digest,
-		     res.built == SB_BOOTSTRAP_DEBIAN ? _("Debian with python3") : _("busybox"));
-	if (res.fallback_reason[0])
-		ui_job_event(ctx, 0, _("busybox instead of Debian: %s"), res.fallback_reason);
-	/* by its reference when it has one (the record shows it, and pins the
-	 * digest it resolves to: the one just built) */
-	spec.image = res.image.ref[0] ? res.image.ref : res.image.digest;
-	return sb_sandbox_create(NULL, root, &spec, err);
+	if (res.base.fallback_reason[0])
+		ui_job_event(ctx, 0, _("busybox instead of Debian: %s"), res.base.fallback_reason);
+	ui_job_event(ctx, 0, _("default image ready: %s (%s, from %s)"), res.image.ref,
+		     res.base.built == SB_BOOTSTRAP_DEBIAN ? _("Debian with python3") : _("busybox"), res.recipe);
+	/* by its reference (the record shows it, and pins the digest it
+	 * resolves to: the one just built) */
+	spec.image = res.image.ref;
+	rc = sb_sandbox_create(NULL, root, &spec, err);
+	sb_default_image_result_clear(&res);
+	return rc;
 }
 
 static void bootstrap_done(struct ui_app *app, int rc, const char *message, void *arg)

@@ -273,7 +273,7 @@ int sb_image_bootstrap(struct sb_bootstrap_result *out, struct sb_root *root, co
 {
 	const char *mirror = opts->mirror ? opts->mirror : SB_BOOTSTRAP_DEFAULT_MIRROR;
 	const char *busybox = opts->busybox ? opts->busybox : SB_BOOTSTRAP_DEFAULT_BUSYBOX;
-	struct sb_image_import_opts iopts = { .name = opts->name ? opts->name : SB_IMAGE_DEFAULT_NAME,
+	struct sb_image_import_opts iopts = { .name = opts->name ? opts->name : SB_IMAGE_BASE_NAME,
 					      .progress = opts->progress };
 	char *dir = NULL, *tar = NULL, *source = NULL;
 	int rc;

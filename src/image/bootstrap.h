@@ -1,7 +1,9 @@
-/* `image bootstrap`: the default image without a registry. Debian bookworm +
- * python3 built with mmdebstrap from a Debian mirror when one is reachable,
- * else a busybox image from the host's static busybox. Either becomes an
- * ordinary pinned image under SB_IMAGE_DEFAULT_NAME. */
+/* The default image's base without a registry: Debian bookworm + python3
+ * built with mmdebstrap from a Debian mirror when one is reachable, else a
+ * busybox image from the host's static busybox. Either becomes an ordinary
+ * pinned image under SB_IMAGE_BASE_NAME; the default image
+ * (SB_IMAGE_DEFAULT_NAME) is built on it from a Dockerfile
+ * (sandbox/build.h: sb_build_default_image). */
 #ifndef SB_IMAGE_BOOTSTRAP_H
 #define SB_IMAGE_BOOTSTRAP_H
 
@@ -11,6 +13,7 @@
 #include "base/root.h"
 
 #define SB_IMAGE_DEFAULT_NAME "localhost/sandbench/default:latest"
+#define SB_IMAGE_BASE_NAME "localhost/sandbench/base:latest"
 #define SB_BOOTSTRAP_DEFAULT_MIRROR "http://deb.debian.org/debian"
 #define SB_BOOTSTRAP_DEFAULT_BUSYBOX "/bin/busybox"
 
@@ -22,7 +25,7 @@ enum sb_bootstrap_kind {
 
 struct sb_bootstrap_opts {
 	enum sb_bootstrap_kind kind;
-	const char *name;        /* NULL: SB_IMAGE_DEFAULT_NAME */
+	const char *name;        /* NULL: SB_IMAGE_BASE_NAME */
 	const char *mirror;      /* NULL: SB_BOOTSTRAP_DEFAULT_MIRROR */
 	const char *busybox;     /* NULL: SB_BOOTSTRAP_DEFAULT_BUSYBOX */
 	const struct sb_progress *progress;

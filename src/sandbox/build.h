@@ -14,6 +14,7 @@
 #include "base/digest.h"
 #include "base/error.h"
 #include "base/root.h"
+#include "image/bootstrap.h"
 
 struct sb_build_event {
 	size_t step, n_steps;            /* 1-based */
@@ -49,5 +50,27 @@ int sb_build(struct sb_build_result *out, struct sb_root *root, const struct sb_
 void sb_build_result_clear(struct sb_build_result *r);
 /* The result as `sandbench image build --json` prints it (src/sandbox/json.c). */
 json_t *sb_build_result_json(const struct sb_build_result *r);
+
+/* The default image (SB_IMAGE_DEFAULT_NAME): the bootstrap base under
+ * SB_IMAGE_BASE_NAME (image/bootstrap.h), then a recipe built on it: the
+ * shipped default.Dockerfile (installed in the data folder; a build that was
+ * not installed reads its source tree's) unless o->recipe names another. */
+struct sb_default_image_opts {
+	struct sb_bootstrap_opts base;   /* its name is SB_IMAGE_BASE_NAME */
+	const char *recipe;              /* NULL: the shipped default.Dockerfile */
+	int log_fd;                      /* as in sb_build_opts */
+	void (*progress)(void *user, const struct sb_build_event *ev);
+	void *user;
+};
+
+struct sb_default_image_result {
+	struct sb_bootstrap_result base;
+	struct sb_build_result image;
+	char recipe[4096];               /* the Dockerfile it was built from */
+};
+
+int sb_build_default_image(struct sb_default_image_result *out, struct sb_root *root,
+			   const struct sb_default_image_opts *o, struct sb_error *err);
+void sb_default_image_result_clear(struct sb_default_image_result *r);
 
 #endif

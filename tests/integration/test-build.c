@@ -332,3 +332,55 @@ Test(build, refusals)
 	write_file("Dockerfile", "FROM " SBF_IMAGE "\nCOPY d /d\nRUN echo failing >&2; exit 3\n");
 	refused("bad:5", "line 3: RUN echo failing >&2; exit 3: the command exited with status 3");
 }
+
+/* The default image is its recipe built on the bootstrap base: the shipped
+ * default.Dockerfile (a sandbox of it has its ENV and WORKDIR), or a recipe
+ * of the user's (-f); a broken recipe names its line and leaves the default
+ * as it was. */
+Test(build, default_image_from_its_recipe)
+{
+	struct tu_run r = SB("image", "bootstrap", "--busybox", "--quiet", "--json");
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	cr_assert(doc, "%s", r.out);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "reference")), "localhost/sandbench/default:latest");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "base")), "localhost/sandbench/base:latest");
+	cr_assert(strstr(json_string_value(json_object_get(doc, "recipe")), "default.Dockerfile"), "%s", r.out);
+	tu_run_free(&r);
+	sbf_ok(SB("create", "dflt", "--image", "sandbench/default", "--network", "off"), "create");
+	r = SB("exec", "dflt", "--", "sh", "-c", "echo $LANG; pwd");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "C.UTF-8\n/workspace\n", "the shipped recipe's ENV and WORKDIR");
+	tu_run_free(&r);
+	sbf_ok(SB("rm", "dflt"), "rm");
+
+	write_file("mine.Dockerfile", "FROM localhost/sandbench/base\nENV MARK=mine\n");
+	char *mine = NULL;
+	cr_assert(asprintf(&mine, "%s/mine.Dockerfile", ctx) > 0);
+	sbf_ok(SB("image", "bootstrap", "--busybox", "--quiet", "-f", mine), "bootstrap -f");
+	sbf_ok(SB("create", "mine", "--image", "sandbench/default", "--network", "off"), "create");
+	r = SB("exec", "mine", "--", "sh", "-c", "echo $MARK");
+	cr_assert_str_eq(r.out, "mine\n", "the user's recipe: %s", r.err);
+	tu_run_free(&r);
+	sbf_ok(SB("rm", "mine"), "rm");
+	r = SB("image", "inspect", "sandbench/default", "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	char *before = strdup(r.out);
+	tu_run_free(&r);
+
+	write_file("mine.Dockerfile", "FROM localhost/sandbench/base\nHEALTHCHECK CMD true\n");
+	r = SB("image", "bootstrap", "--busybox", "--quiet", "-f", mine);
+	cr_assert_neq(r.status, 0);
+	cr_assert(strstr(r.err, "line 2: the instruction 'HEALTHCHECK' is not supported"), "%s", r.err);
+	tu_run_free(&r);
+	r = SB("image", "inspect", "sandbench/default", "--json");
+	cr_assert_str_eq(r.out, before, "a broken recipe changed the default image");
+	tu_run_free(&r);
+	r = SB("image", "bootstrap", "--name", "x:1", "-f", mine);
+	cr_assert_eq(r.status, 2, "--name with -f: %s", r.err);
+	tu_run_free(&r);
+	free(before);
+	free(mine);
+	json_decref(doc);
+}

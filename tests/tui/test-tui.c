@@ -29,7 +29,8 @@ char image[SB_DIGEST_STR_LEN];   /* the bootstrapped image, pinned */
 static void setup(void)
 {
 	struct sb_root *root;
-	struct sb_bootstrap_opts opts = { .kind = SB_BOOTSTRAP_BUSYBOX };
+	/* named as the default image: the Images pane lists it so */
+	struct sb_bootstrap_opts opts = { .kind = SB_BOOTSTRAP_BUSYBOX, .name = SB_IMAGE_DEFAULT_NAME };
 	struct sb_bootstrap_result res;
 	struct sb_error err;
 
@@ -681,8 +682,9 @@ Test(tui, pull_remove_and_prune_images)
 }
 
 /* The README's first command: the workbench on an empty root builds the
- * default image (Debian with python3 from the mirror, else busybox) and ends
- * with a running sandbox "default" that runs code. */
+ * default image (a base of Debian with python3 from the mirror, else busybox,
+ * and the shipped recipe on it) and ends with a running sandbox "default"
+ * that runs code with the recipe's environment. */
 static char *first_dir;
 
 static void first_teardown(void)
@@ -719,6 +721,9 @@ Test(first_start, empty_root_ends_with_the_default_sandbox_running)
 				       NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_str_eq(r.out, "42\n");
+	tu_run_free(&r);
+	r = tu_sandbench(first_dir, NULL, "exec", "default", "--", "sh", "-c", "echo $LANG", NULL);
+	cr_assert_str_eq(r.out, "C.UTF-8\n", "the recipe's ENV: %s", r.err);
 	tu_run_free(&r);
 	quit(t);
 }

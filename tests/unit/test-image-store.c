@@ -785,8 +785,8 @@ Test(image_store, bootstrap_busybox_is_runnable)
 
 	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
 	cr_assert_eq(res.built, SB_BOOTSTRAP_BUSYBOX);
-	cr_assert_str_eq(res.image.ref, "localhost/sandbench/default:latest");
-	cr_assert_eq(sb_image_resolve(&info, root, SB_IMAGE_DEFAULT_NAME, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(res.image.ref, "localhost/sandbench/base:latest");
+	cr_assert_eq(sb_image_resolve(&info, root, SB_IMAGE_BASE_NAME, &err), 0, "%s", err.msg);
 	sh = sb_path_join(info.rootfs, "bin/sh");
 	cr_assert_eq(lstat(sh, &st), 0, "/bin/sh exists");
 	out = tu_sh_out("chroot %s /bin/sh -c 'echo $((6 * 7)); ls /usr/bin/awk'", info.rootfs);
@@ -808,7 +808,7 @@ Test(image_store, bootstrap_falls_back_to_busybox_without_a_mirror)
 	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
 	cr_assert_eq(res.built, SB_BOOTSTRAP_BUSYBOX);
 	cr_assert(strstr(res.fallback_reason, "127.0.0.1:9"), "the reason names the mirror: %s", res.fallback_reason);
-	cr_assert_str_eq(res.image.ref, "localhost/sandbench/default:latest");
+	cr_assert_str_eq(res.image.ref, "localhost/sandbench/base:latest");
 }
 
 /* Network and a minute: only when asked (SB_TEST_MMDEBSTRAP=1). */
@@ -825,7 +825,7 @@ Test(image_store, bootstrap_debian_with_mmdebstrap, .timeout = 1200)
 		cr_skip_test("set SB_TEST_MMDEBSTRAP=1 to build the Debian image from the mirror");
 	}
 	cr_assert_eq(sb_image_bootstrap(&res, root, &opts, &err), 0, "%s", err.msg);
-	cr_assert_eq(sb_image_resolve(&info, root, SB_IMAGE_DEFAULT_NAME, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_image_resolve(&info, root, SB_IMAGE_BASE_NAME, &err), 0, "%s", err.msg);
 	out = tu_sh_out("chroot %s python3 -c 'print(6 * 7)'; ls %s/dev | wc -l; test -e %s/etc/resolv.conf || echo no-resolv",
 			info.rootfs, info.rootfs, info.rootfs);
 	cr_assert_str_eq(out, "42\n0\nno-resolv");
