@@ -190,6 +190,21 @@ int mcp_tool_session_kill(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_file_read(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_write(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_service_logs(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+
+/* A stream as JSON text: what is not UTF-8 becomes U+FFFD. */
+json_t *mcp_text_json(const char *data, size_t len);
+
+/* tools_service.c: sandbox_create's service and publish arguments (ports on
+ * the host's loopback only), pointing into args */
+#define MCP_MAX_PUBLISH 16
+struct mcp_service_args {
+	struct sb_service service;
+	int has_service;
+	struct sb_publish publish[MCP_MAX_PUBLISH];
+	size_t n_publish;
+};
+int mcp_service_spec(struct mcp_service_args *out, const json_t *args, struct sb_error *err);
 
 /* resources.c: timelines and session logs as resources */
 struct mcp_sub;

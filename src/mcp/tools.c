@@ -31,7 +31,19 @@ static const struct mcp_tool tools[] = {
 			   "\"mounts\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {"
 			   "\"host\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, "
 			   "\"mode\": {\"type\": \"string\", \"enum\": [\"ro\", \"rw\"]}}, \"required\": [\"host\", "
-			   "\"path\"], \"additionalProperties\": false}}",
+			   "\"path\"], \"additionalProperties\": false}}, "
+			   "\"service\": {\"type\": \"object\", \"description\": \"A service the sandbox runs and supervises "
+			   "(a permanent sandbox unless kind says otherwise).\", \"properties\": {"
+			   "\"command\": {\"type\": \"string\", \"description\": \"sh -c text.\"}, "
+			   "\"health\": {\"type\": \"string\", \"description\": \"sh -c text; exit 0 is healthy.\"}, "
+			   "\"health_interval\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 86400}, "
+			   "\"restart\": {\"type\": \"string\", \"enum\": [\"no\", \"on-failure\", \"always\"]}}, "
+			   "\"required\": [\"command\"], \"additionalProperties\": false}, "
+			   "\"publish\": {\"type\": \"array\", \"description\": \"Sandbox ports reachable on the host's "
+			   "127.0.0.1 (network on).\", \"items\": {\"type\": \"object\", \"properties\": {"
+			   "\"host_port\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 65535}, "
+			   "\"port\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 65535}}, "
+			   "\"required\": [\"host_port\", \"port\"], \"additionalProperties\": false}}",
 		 "\"name\""),
 	  mcp_tool_sandbox_create, MCP_TOOL_WORKER },
 	{ "sandbox_list", "List the sandboxes with their state, kind, image, owner and expiry.",
@@ -134,6 +146,11 @@ static const struct mcp_tool tools[] = {
 		 "the image's own name.\"}",
 		 "\"image\""),
 	  mcp_tool_image_push, MCP_TOOL_WORKER },
+	{ "service_logs", "A service's output (the newest max_bytes); since_offset: the offset an earlier call returned.",
+	  OBJECT(NAME_PROP ", \"since_offset\": {\"type\": \"integer\", \"minimum\": 0}, "
+			   "\"max_bytes\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 4194304}",
+		 "\"name\""),
+	  mcp_tool_service_logs, MCP_TOOL_READONLY | MCP_TOOL_WORKER },
 	{ "image_list", "List the images sandboxes can be created from.", OBJECT("", ""), mcp_tool_image_list,
 	  MCP_TOOL_READONLY },
 };

@@ -64,10 +64,16 @@ int mcp_tool_sandbox_create(json_t **result, const struct mcp_ctx *ctx, const js
 	};
 	const char *kind = mcp_arg_str(args, "kind", NULL);
 	const json_t *list = json_object_get(args, "mounts"), *m;
+	struct mcp_service_args svc;
 	struct sb_sandbox_info info;
 	size_t i;
 	int rc;
 
+	if ((rc = mcp_service_spec(&svc, args, err)) < 0)
+		return rc;
+	spec.service = svc.has_service ? &svc.service : NULL;
+	spec.publish = svc.publish;
+	spec.n_publish = svc.n_publish;
 	if (kind)
 		spec.kind = sb_sandbox_kind_parse(kind);
 	if (json_array_size(list) > MAX_MOUNTS)
@@ -112,8 +118,7 @@ int mcp_tool_sandbox_inspect(json_t **result, const struct mcp_ctx *ctx, const j
 	return 0;
 }
 
-/* A stream as JSON text: what is not UTF-8 becomes U+FFFD. */
-static json_t *text_json(const char *data, size_t len)
+json_t *mcp_text_json(const char *data, size_t len)
 {
 	size_t n;
 	char *valid = sb_session_text_utf8(data ? data : "", data ? len : 0, &n);
@@ -160,7 +165,7 @@ int mcp_tool_sandbox_exec(json_t **result, const struct mcp_ctx *ctx, const json
 	if ((rc = exec_env(env, json_object_get(args, "env"), err)) == 0 &&
 	    (rc = sb_sandbox_exec(&res, ctx->root, mcp_arg_str(args, "name", ""), &opts, err)) == 0) {
 		*result = json_pack("{s:i, s:o, s:o, s:I, s:b}", "exit_code", res.exit_code, "stdout",
-				    text_json(res.out, res.out_len), "stderr", text_json(res.errout, res.err_len),
+				    mcp_text_json(res.out, res.out_len), "stderr", mcp_text_json(res.errout, res.err_len),
 				    "duration_ms", (json_int_t)res.duration_ms, "timed_out", res.timed_out);
 		sb_exec_result_clear(&res);
 	}

@@ -12,6 +12,7 @@
 // refusals: a wrong token, a foreign Origin, an oversized body and malformed
 // JSON-RPC, each refused with its status.
 import assert from "node:assert/strict";
+import net from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -21,6 +22,7 @@ const TOOLS = [
   "sandbox_create", "sandbox_list", "sandbox_inspect", "sandbox_exec", "session_start", "session_send",
   "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
   "sandbox_restore", "sandbox_remove", "image_list", "sandbox_fork", "sandbox_commit", "image_build", "image_push",
+  "service_logs",
 ];
 const WAIT_MS = 60000;
 
@@ -247,6 +249,51 @@ async function images(client) {
   ok("commit, fork, build and push refusals: bad names, unknown sandbox or image, foreign source, host path");
 }
 
+// a port nothing listens on now (the kernel's choice)
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    }).on("error", reject);
+  });
+}
+
+async function services(client) {
+  const svc = `${name}-svc`, port = await freePort();
+  const box = await call(client, "sandbox_create", {
+    name: svc, image, network: true, publish: [{ host_port: port, port: 8080 }],
+    service: { command: "echo mcp-$((6*7)) > /tmp/index.html; echo service-up; exec httpd -f -p 8080 -h /tmp",
+               health: "test -f /tmp/index.html", health_interval: 1, restart: "always" },
+  });
+  assert.equal(box.kind, "permanent", "a service sandbox is permanent");
+  await waitFor("the service's output", async () =>
+    /service-up/.test((await call(client, "service_logs", { name: svc })).output));
+  await waitFor("the published port on 127.0.0.1", async () => {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/`);
+      return r.ok && (await r.text()) === "mcp-42\n";
+    } catch {
+      return false;
+    }
+  });
+  const tail = await call(client, "service_logs", { name: svc, max_bytes: 3 });
+  assert.equal(tail.truncated, true, JSON.stringify(tail));
+  assert.equal(tail.output.length, 3);
+  const later = await call(client, "service_logs", { name: svc, since_offset: tail.offset });
+  assert.equal(later.output, "", "nothing new after the offset");
+  await call(client, "sandbox_remove", { name: svc });
+  await refused(client, "service_logs", { name }, "invalid", /no service/);
+  await refused(client, "sandbox_create", { name: `${name}-bad`, image, network: false,
+                                            publish: [{ host_port: port, port: 80 }] }, "invalid", /network on/);
+  await refused(client, "sandbox_create", { name: `${name}-bad`, image, kind: "temporary",
+                                            service: { command: "true" } }, "invalid", /permanent/);
+  const bad = await client.callTool({ name: "sandbox_create", arguments: {
+    name: `${name}-bad`, image, network: true, publish: [{ host_port: port, port: 80, address: "0.0.0.0" }] } });
+  assert.ok(bad.isError, "a client cannot choose the host address");
+  ok("sandbox_create with a service and a published loopback port, service_logs, refusals");
+}
+
 async function faults(client) {
   const bad = await client.callTool({ name: "sandbox_inspect", arguments: { nam: "x" } });
   assert.ok(bad.isError);
@@ -331,6 +378,7 @@ try {
   await files(client);
   await cancel(client);
   await images(client);
+  if (mode === "stdio") await services(client);
   await faults(client);
   await remove(client);
 } catch (e) {
