@@ -505,8 +505,12 @@ Test(session, a_flood_is_capped_and_dropped_is_counted)
 	struct sb_error err;
 
 	create_box(&f, "fl", SBF_IMAGE);
+	/* a megabyte through the pty takes half a minute on a loaded machine: a
+	 * deadline for a hang, not a time limit */
+	struct sb_session_read_opts slow = { .max_wait_ms = 4 * WAIT_MS };
+
 	start_lib(&f, "fl", "0", &o, &info);
-	run_lib(&f, "fl", "0", "yes 0123456789abcdef | head -c 1000000; echo; echo flood-end\n", NULL, &r);
+	run_lib(&f, "fl", "0", "yes 0123456789abcdef | head -c 1000000; echo; echo flood-end\n", &slow, &r);
 	/* a reader behind the cap gets the rest after a drop, still contiguous */
 	cr_assert_eq(r.since + r.dropped + r.len, r.offset);
 	expect_prompt(&r, 0, "flood-end");
