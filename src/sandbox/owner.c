@@ -56,11 +56,11 @@ static int owners_update(struct sb_root *root, int (*fn)(json_t *owners, void *a
 	rc = sb_json_load(&doc, path, OWNERS_FILE_MAX, err);
 	if (rc == SB_ERR_NOTFOUND)
 		rc = (doc = json_object()) ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if (rc == 0 && !json_is_object(doc))
+		rc = sb_error_set(err, SB_ERR_FORMAT, _("'%s' is not a JSON object"), path);
 	if (rc == 0 && !json_is_object(json_object_get(doc, "owners")))
 		rc = json_object_set_new(doc, "owners", json_object()) < 0 ? sb_error_set(err, SB_ERR_NOMEM, _("out of memory"))
 			: 0;
-	if (rc == 0 && !json_is_object(doc))
-		rc = sb_error_set(err, SB_ERR_FORMAT, _("'%s' is not a JSON object"), path);
 	owners = rc == 0 ? json_object_get(doc, "owners") : NULL;
 	if (rc == 0 && (rc = fn(owners, arg, err)) == 1)
 		rc = sb_json_save(path, doc, err);

@@ -309,6 +309,17 @@ Test(cleanup, owner_rm_refuses_bad_input_and_changes_nothing)
 	json_t *ls = run_json(SB("owner", "ls", "--json"), "owner ls");
 	cr_assert(json_is_false(json_object_get(owner_of(ls, "team:a"), "gone")));
 	json_decref(ls);
+	/* a state file that is not an object is refused, not overwritten */
+	char *path = sb_strdupf("%s/owners.json", f.dir);
+	cr_assert_eq(tu_sh("echo '[1]' > '%s'", path), 0);
+	r = SB("owner", "rm", "team:a");
+	cr_assert_neq(r.status, 0);
+	cr_assert(strstr(r.err, "is not a JSON object"), "%s", r.err);
+	tu_run_free(&r);
+	char *kept = owners_file();
+	cr_assert_str_eq(kept, "[1]\n", "the file is as it was");
+	free(kept);
+	free(path);
 }
 
 static const struct sb_exposure *exposure_of(const struct sb_exposure *x, size_t n, const char *name)
