@@ -415,6 +415,12 @@ static void render(struct ui_app *app, int force_shell)
 	case UI_OV_CMDLOG:
 		ui_cmdlog_draw(app);
 		break;
+	case UI_OV_CLEANUP:
+		ui_cleanup_draw(app);
+		break;
+	case UI_OV_EXPOSURE:
+		ui_exposure_draw(app);
+		break;
 	default:
 		break;
 	}
@@ -520,6 +526,12 @@ static void pane_key(struct ui_app *app, int key)
 	case UI_ACT_GC:
 		ui_action_gc_ask(app);
 		break;
+	case UI_ACT_CLEANUP:
+		ui_cleanup_open(app);
+		break;
+	case UI_ACT_EXPOSURE:
+		ui_exposure_open(app);
+		break;
 	case UI_ACT_NEXT_SHELL:
 		if (app->n_shells)
 			ui_shell_focus(app, (app->focus_shell + 1) % (int)app->n_shells);
@@ -566,6 +578,12 @@ static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
 		return;
 	case UI_OV_CMDLOG:
 		ui_cmdlog_key(app, key);
+		return;
+	case UI_OV_CLEANUP:
+		ui_cleanup_key(app, key);
+		return;
+	case UI_OV_EXPOSURE:
+		ui_exposure_key(app, key);
 		return;
 	case UI_OV_COMMAND:
 		ui_command_key(app, key);
@@ -694,10 +712,10 @@ static int loop(struct ui_app *app)
 {
 	long long start = sb_clock_monotonic_ms(), last_frame = 0;
 	struct timers t = { .tick = start + TICK_MS, .reload = start + RELOAD_MS,
-			    .reap = app->opts.readonly ? -1 : start + REAP_MS };
+			    .reap = app->opts.readonly || app->opts.no_reap ? -1 : start + REAP_MS };
 	int had_overlay = 0;
 
-	if (!app->opts.readonly)
+	if (!app->opts.readonly && !app->opts.no_reap)
 		ui_action_reap(app);
 	while (!app->quit) {
 		struct pollfd pfd[128];
@@ -845,6 +863,8 @@ int ui_run(const struct ui_options *opts)
 	ui_history_free(&app.cmd_hist);
 	ui_marks_free(&app);
 	ui_cmdlog_free();
+	ui_cleanup_free();
+	ui_exposure_free();
 	sb_sandbox_list_free(app.sbx, app.n_sbx);
 	free(app.order);
 	free(app.shells);

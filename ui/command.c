@@ -79,6 +79,18 @@ static void on_gc(struct ui_app *app, const struct command *cmd, int argc, char 
 	ui_action_gc_ask(app);
 }
 
+static void on_cleanup(struct ui_app *app, const struct command *cmd, int argc, char **argv, const char *rest)
+{
+	(void)cmd, (void)argc, (void)argv, (void)rest;
+	ui_cleanup_open(app);
+}
+
+static void on_exposure(struct ui_app *app, const struct command *cmd, int argc, char **argv, const char *rest)
+{
+	(void)cmd, (void)argc, (void)argv, (void)rest;
+	ui_exposure_open(app);
+}
+
 static void on_reap(struct ui_app *app, const struct command *cmd, int argc, char **argv, const char *rest)
 {
 	static const char *const args[] = { "reap", NULL };
@@ -158,6 +170,10 @@ static const struct command commands[] = {
 	{ "sandboxes", { "sb", NULL }, "", N_("show the Sandboxes pane"), UI_ACT_NONE, on_pane, UI_ACT_PANE_SANDBOXES },
 	{ "images", { "img", "image", NULL }, "", N_("show the Images pane"), UI_ACT_NONE, on_pane, UI_ACT_PANE_IMAGES },
 	{ "gc", { "reconcile", NULL }, "", N_("reconcile (shows what it would do first)"), UI_ACT_GC, on_gc, UI_ACT_NONE },
+	{ "cleanup", { "plan", "stale", NULL }, "", N_("the cleanup planner: everything stale, what it frees"), UI_ACT_NONE,
+	  on_cleanup, UI_ACT_NONE },
+	{ "exposure", { "exposed", "access", NULL }, "", N_("the exposure view: network, ports, host folders"),
+	  UI_ACT_NONE, on_exposure, UI_ACT_NONE },
 	{ "reap", { NULL }, "", N_("expire idle temporary sandboxes now"), UI_ACT_EXPIRE, on_reap, UI_ACT_NONE },
 	{ "doctor", { "check", NULL }, "", N_("check the prerequisites"), UI_ACT_NONE, on_doctor, UI_ACT_NONE },
 	{ "log", { "commands", "history", NULL }, "", N_("the commands behind the actions"), UI_ACT_NONE, on_log,

@@ -157,6 +157,16 @@ void ui_help_open(struct ui_app *app)
 			      "  * marks all the filter shows, u clears. stop, restore, remove, expire,\n"
 			      "  extend and touch then act on all marked ones, after one confirmation.\n"));
 	append(&text, &len, "\n");
+	append(&text, &len, _("Cleanup planner and exposure\n"
+			      "  The planner (:cleanup) lists everything stale: expired temporaries,\n"
+			      "  broken sandboxes, stopped ones without a checkpoint, those of gone\n"
+			      "  owners, unused images, what prune and gc would do; each with the bytes\n"
+			      "  it frees and what it keeps. Space marks, d cleans up the marked after\n"
+			      "  one confirmation, each row then shows its result. The exposure view\n"
+			      "  (:exposure) marks with '!' what widens access (network on, open egress,\n"
+			      "  public ports, read-write or sensitive host folders); o sorts, / filters\n"
+			      "  (name owner state net warn mount), w groups by owner.\n"));
+	append(&text, &len, "\n");
 	append(&text, &len, _("What counts as activity\n"
 			      "  A temporary sandbox expires when it has been idle for its idle timeout:\n"
 			      "  it is then removed or stopped, as its expiry action says. Activity is a\n"

@@ -22,6 +22,7 @@ struct ui_app;
 struct ui_options {
 	const char *root_path;       /* NULL: $SANDBENCH_ROOT or the default */
 	int readonly;                /* refuse every change */
+	int no_reap;                 /* no reaper while open (what expired stays for the planner) */
 };
 int ui_run(const struct ui_options *opts);
 
@@ -71,7 +72,8 @@ struct ui_history {
 struct ui_shell;
 struct ui_job;
 
-enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT, UI_OV_DIFF, UI_OV_CMDLOG, UI_OV_COMMAND };
+enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT, UI_OV_DIFF, UI_OV_CMDLOG, UI_OV_COMMAND,
+		  UI_OV_CLEANUP, UI_OV_EXPOSURE };
 
 /* Running sandboxes whose memory use the list shows: one runsc call each per
  * refresh, so only as many as a screen shows. */
@@ -246,6 +248,17 @@ void ui_cmdlog_open(struct ui_app *app);
 void ui_cmdlog_draw(struct ui_app *app);
 void ui_cmdlog_key(struct ui_app *app, int key);
 void ui_cmdlog_free(void);
+
+/* view_cleanup.c: the cleanup planner (the library's plan, marks, one
+ * confirmation, a result per row); view_exposure.c: the exposure view */
+void ui_cleanup_open(struct ui_app *app);
+void ui_cleanup_draw(struct ui_app *app);
+void ui_cleanup_key(struct ui_app *app, int key);
+void ui_cleanup_free(void);
+void ui_exposure_open(struct ui_app *app);
+void ui_exposure_draw(struct ui_app *app);
+void ui_exposure_key(struct ui_app *app, int key);
+void ui_exposure_free(void);
 
 /* statusline.c */
 void ui_statusline_draw(struct ui_app *app, WINDOW *w);

@@ -62,6 +62,7 @@ int sb_cli_parse_json(int *json, const char *group, const struct sb_cli_command 
 int sb_cli_print_json(json_t *doc);
 
 /* The commands. */
+extern const struct sb_cli_command sb_cmd_cleanup;
 extern const struct sb_cli_command sb_cmd_doctor;
 extern const struct sb_cli_command sb_cmd_image;
 extern const struct sb_cli_command sb_cmd_commit;
@@ -76,6 +77,9 @@ extern const struct sb_cli_command sb_cmd_logs;
 extern const struct sb_cli_command sb_cmd_ls;
 extern const struct sb_cli_command sb_cmd_mcp;
 extern const struct sb_cli_command sb_cmd_network;
+extern const struct sb_cli_command sb_cmd_owner;
+extern const struct sb_cli_command sb_cmd_owner_ls;
+extern const struct sb_cli_command sb_cmd_owner_rm;
 extern const struct sb_cli_command sb_cmd_reap;
 extern const struct sb_cli_command sb_cmd_gc;
 extern const struct sb_cli_command sb_cmd_restore;

@@ -34,6 +34,8 @@ static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_network,
 	&sb_cmd_reap,
 	&sb_cmd_gc,
+	&sb_cmd_cleanup,
+	&sb_cmd_owner,
 	&sb_cmd_doctor,
 	&sb_cmd_image,
 	&sb_cmd_mcp,

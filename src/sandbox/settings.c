@@ -104,6 +104,12 @@ static int set_timeline_output(struct sb_settings *c, const char *v)
 	return b >= 0 && b <= 64 << 10 ? (c->timeline_output = (size_t)b, 0) : -1;
 }
 
+static int set_owner_gone(struct sb_settings *c, const char *v)
+{
+	long long s = sb_units_parse_duration(v);
+	return s > 0 ? (c->owner_gone_after = s, 0) : -1;
+}
+
 static const struct {
 	const char *key;
 	setter_fn set;
@@ -121,6 +127,7 @@ static const struct {
 	{ "runsc_timeout", set_runsc_timeout },
 	{ "timeline_size", set_timeline_size },
 	{ "timeline_output", set_timeline_output },
+	{ "owner_gone_after", set_owner_gone },
 };
 
 static char *trim(char *s)
@@ -189,6 +196,7 @@ int sb_settings_load(struct sb_settings *out, struct sb_root *root, struct sb_er
 		.runsc_timeout_ms = 60000,
 		.timeline_size = 1 << 20,
 		.timeline_output = 8 << 10,
+		.owner_gone_after = 7 * 86400,
 	};
 	rc = apply_file(out, env && *env ? env : SB_DATADIR "/sandbench.conf", err);
 	if (rc < 0)

@@ -23,6 +23,7 @@ struct sb_settings {
 	int runsc_timeout_ms;                     /* deadline of runsc lifecycle calls */
 	size_t timeline_size;                    /* bytes of timeline.jsonl before it is rotated */
 	size_t timeline_output;                  /* bytes of an exec's stdout and of its stderr kept in its entry */
+	long long owner_gone_after;              /* seconds without activity after which an owner is gone */
 };
 
 /* Built-in defaults, then the installed file (if present), then ROOT/config. */
