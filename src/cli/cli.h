@@ -76,6 +76,8 @@ extern const struct sb_cli_command sb_cmd_logs;
 extern const struct sb_cli_command sb_cmd_ls;
 extern const struct sb_cli_command sb_cmd_mcp;
 extern const struct sb_cli_command sb_cmd_network;
+extern const struct sb_cli_command sb_cmd_pause;
+extern const struct sb_cli_command sb_cmd_resume;
 extern const struct sb_cli_command sb_cmd_reap;
 extern const struct sb_cli_command sb_cmd_gc;
 extern const struct sb_cli_command sb_cmd_restore;

@@ -21,6 +21,7 @@ const TOOLS = [
   "sandbox_create", "sandbox_list", "sandbox_inspect", "sandbox_exec", "session_start", "session_send",
   "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
   "sandbox_restore", "sandbox_remove", "image_list", "sandbox_fork", "sandbox_commit", "image_build", "image_push",
+  "sandbox_pause", "sandbox_resume",
 ];
 const WAIT_MS = 60000;
 
