@@ -405,3 +405,18 @@ Test(pause, bad_input_gets_a_clear_error)
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "t", NULL), SB_ERR_NOTFOUND, "nothing was created");
 	fails_with(SB("pause"), "pause without a name", "pause");
 }
+
+Test(pause, commit_of_a_paused_sandbox_reads_its_disk_and_leaves_it_paused)
+{
+	create("src", NULL, NULL, NULL);
+	ok(SB("exec", "src", "--", "sh", "-c", "echo kept > /etc/marker"), "write");
+	ok(SB("pause", "src"), "pause");
+	ok(SB("commit", "src", "localhost/paused:1"), "commit of a paused sandbox");
+	cr_assert_eq(state_of("src"), SB_STATE_PAUSED, "still paused after the commit");
+	struct tu_run r = SB("create", "from", "--image", "localhost/paused:1", "--permanent");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	r = SB("exec", "from", "--", "cat", "/etc/marker");
+	cr_assert_str_eq(r.out, "kept\n", "the committed disk has the write: %s", r.err);
+	tu_run_free(&r);
+}
