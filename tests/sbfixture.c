@@ -169,7 +169,7 @@ void sbf_assert_reconciled(const struct sbf *f, const char *when)
 
 	cr_assert_eq(sb_sandbox_list(&list, &n, f->root, NULL), 0);
 	for (size_t i = 0; i < n; i++) {
-		int up = list[i].rec.state == SB_STATE_RUNNING;
+		int up = sb_sandbox_state_live(list[i].rec.state);
 		char *disk = sb_strdupf("%s/sandboxes/%s/rootfs", f->dir, list[i].rec.name);
 		running += up;
 		if (up)

@@ -30,8 +30,21 @@ static const struct {
 	const char *cli;
 } cli_verbs[] = {
 	{ UI_ACT_STOP, "stop" }, { UI_ACT_RESTORE, "restore" }, { UI_ACT_REMOVE, "rm" },
-	{ UI_ACT_TOUCH, "touch" }, { UI_ACT_EXPIRE, NULL }, { UI_ACT_EXTEND, NULL },
+	{ UI_ACT_TOUCH, "touch" }, { UI_ACT_EXPIRE, NULL }, { UI_ACT_EXTEND, NULL }, { UI_ACT_PAUSE, NULL },
 };
+
+/* The pause key toggles: by the state at the time the job runs. */
+static int pause_or_resume(struct sb_root *root, const char *name, struct sb_error *err)
+{
+	struct sb_sandbox_info info;
+	int rc = sb_sandbox_inspect(&info, root, name, err);
+
+	if (rc < 0)
+		return rc;
+	rc = info.rec.state == SB_STATE_PAUSED ? sb_sandbox_resume(root, name, err) : sb_sandbox_pause(root, name, err);
+	sb_sandbox_info_clear(&info);
+	return rc;
+}
 
 int ui_action_apply(struct sb_root *root, enum ui_action a, const char *name, struct sb_error *err)
 {
@@ -48,6 +61,8 @@ int ui_action_apply(struct sb_root *root, enum ui_action a, const char *name, st
 		return sb_sandbox_extend(root, name, EXTEND_SECONDS, err);
 	case UI_ACT_TOUCH:
 		return sb_sandbox_touch(root, name, err);
+	case UI_ACT_PAUSE:
+		return pause_or_resume(root, name, err);
 	default:
 		return sb_error_set(err, SB_ERR_INVALID, _("not an action on a sandbox"));
 	}
@@ -143,14 +158,15 @@ void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_i
 		START(app, UI_ACT_REMOVE, s->rec.name, _("removing %s"), _("removed %s"));
 		break;
 	case UI_ACT_SHELL:
-		if (s->rec.state != SB_STATE_RUNNING)
+		/* a paused one is resumed by the shell's start */
+		if (!sb_sandbox_state_live(s->rec.state))
 			ui_app_message(app, 1, _("%s is %s: restore it first (r)"), s->rec.name,
 				       sb_sandbox_state_name(s->rec.state));
 		else
 			ui_shell_attach(app, s->rec.name);
 		break;
 	case UI_ACT_STOP:
-		if (s->rec.state != SB_STATE_RUNNING) {
+		if (!sb_sandbox_state_live(s->rec.state)) {
 			ui_app_message(app, 1, _("%s is not running"), s->rec.name);
 			break;
 		}
@@ -164,8 +180,17 @@ void ui_action_sandbox(struct ui_app *app, enum ui_action a, struct sb_sandbox_i
 			stop_now(app, s->rec.name);
 		}
 		break;
+	case UI_ACT_PAUSE:
+		if (s->rec.state == SB_STATE_PAUSED)
+			START(app, UI_ACT_PAUSE, s->rec.name, _("resuming %s"), _("resumed %s"));
+		else if (s->rec.state == SB_STATE_RUNNING)
+			START(app, UI_ACT_PAUSE, s->rec.name, _("pausing %s"), _("paused %s (frozen, memory kept in RAM)"));
+		else
+			ui_app_message(app, 1, _("%s is %s: only a running sandbox pauses"), s->rec.name,
+				       sb_sandbox_state_name(s->rec.state));
+		break;
 	case UI_ACT_RESTORE:
-		if (s->rec.state == SB_STATE_RUNNING)
+		if (sb_sandbox_state_live(s->rec.state))
 			ui_app_message(app, 1, _("%s is already running"), s->rec.name);
 		else
 			START(app, UI_ACT_RESTORE, s->rec.name, _("restoring %s"), _("restored %s"));

@@ -154,8 +154,9 @@ void ui_help_open(struct ui_app *app)
 	append(&text, &len, "\n");
 	append(&text, &len, _("Marks\n"
 			      "  Space marks the sandbox, C-Space marks from the last mark to the cursor,\n"
-			      "  * marks all the filter shows, u clears. stop, restore, remove, expire,\n"
-			      "  extend and touch then act on all marked ones, after one confirmation.\n"));
+			      "  * marks all the filter shows, u clears. stop, restore, pause, remove,\n"
+			      "  expire, extend and touch then act on all marked ones, after one\n"
+			      "  confirmation.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Cleanup planner and exposure\n"
 			      "  The planner (:cleanup) lists everything stale: expired temporaries,\n"
@@ -169,9 +170,12 @@ void ui_help_open(struct ui_app *app)
 	append(&text, &len, "\n");
 	append(&text, &len, _("What counts as activity\n"
 			      "  A temporary sandbox expires when it has been idle for its idle timeout:\n"
-			      "  it is then removed or stopped, as its expiry action says. Activity is a\n"
-			      "  command run in it (sandbench exec), typing in an attached shell, and an\n"
-			      "  explicit touch (t, or sandbench touch). Output alone is not activity.\n"
+			      "  it is then removed, stopped or paused, as its expiry action says\n"
+			      "  (pause,stop=D: paused, then stopped after D paused). z pauses and\n"
+			      "  resumes by hand; a command, a session's input or a shell resumes a\n"
+			      "  paused sandbox by itself. Activity is a command run in it (sandbench\n"
+			      "  exec), typing in an attached shell, and an explicit touch (t, or\n"
+			      "  sandbench touch). Output alone is not activity.\n"
 			      "  The reaper runs while the workbench is open, and from 'sandbench reap'.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Sessions, timeline, diff\n"

@@ -59,6 +59,7 @@ static const struct ui_action_info actions[] = {
 	{ UI_ACT_GC, N_("gc"), UI_CTX_PANES, "X", N_("gc: shows what it would do, then asks"), 1 },
 	{ UI_ACT_CLEANUP, N_("cleanup"), UI_CTX_PANES, "Z", N_("cleanup planner: everything stale, mark, d cleans up"), 0 },
 	{ UI_ACT_EXPOSURE, N_("exposure"), UI_CTX_PANES, "e", N_("exposure: network, ports, host folders; w per owner"), 0 },
+	{ UI_ACT_PAUSE, N_("pause"), UI_CTX_PANES, "z", N_("pause a running sandbox (frozen in RAM) or resume a paused one"), 1 },
 	{ UI_ACT_PREFIX, N_("prefix"), UI_CTX_SHELL, "C-g", N_("in a shell: back to the panes"), 0 },
 	{ UI_ACT_SCROLL_UP, N_("scroll-up"), UI_CTX_SHELL, "S-PgUp", N_("in a shell: scroll back"), 0 },
 	{ UI_ACT_SCROLL_DOWN, N_("scroll-down"), UI_CTX_SHELL, "S-PgDn", N_("in a shell: scroll forward"), 0 },

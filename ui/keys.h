@@ -19,6 +19,7 @@ enum ui_action {
 	UI_ACT_PANE_SESSIONS, UI_ACT_PANE_TIMELINE, UI_ACT_FOLLOW, UI_ACT_DIFF, UI_ACT_COPY_OUT,
 	UI_ACT_MARK, UI_ACT_MARK_RANGE, UI_ACT_MARK_ALL, UI_ACT_CLEAR_MARKS, UI_ACT_COMMAND, UI_ACT_CMDLOG,
 	UI_ACT_GC, UI_ACT_CLEANUP, UI_ACT_EXPOSURE,
+	UI_ACT_PAUSE,
 	/* in a shell: the prefix key, then one of these */
 	UI_ACT_PREFIX, UI_ACT_SCROLL_UP, UI_ACT_SCROLL_DOWN,
 	/* watching a session read-only, and controlling it */

@@ -106,9 +106,9 @@ int ui_marks_action(struct ui_app *app, enum ui_action a)
 /* Why a does not apply to s, NULL when it does. */
 static const char *not_applicable(const struct sb_sandbox_info *s, enum ui_action a)
 {
-	if (a == UI_ACT_STOP && s->rec.state != SB_STATE_RUNNING)
+	if ((a == UI_ACT_STOP || a == UI_ACT_PAUSE) && !sb_sandbox_state_live(s->rec.state))
 		return _("not running");
-	if (a == UI_ACT_RESTORE && s->rec.state == SB_STATE_RUNNING)
+	if (a == UI_ACT_RESTORE && sb_sandbox_state_live(s->rec.state))
 		return _("already running");
 	if ((a == UI_ACT_EXPIRE || a == UI_ACT_EXTEND) && s->rec.kind != SB_KIND_TEMPORARY)
 		return _("permanent: it never expires");
@@ -150,10 +150,14 @@ static size_t action_line(char *buf, size_t size, size_t len, struct ui_app *app
 		len = ui_confirm_cat(buf, size, len, _("  %s: restored"), s->rec.name);
 		break;
 	case UI_ACT_EXPIRE:
-		len = ui_confirm_cat(buf, size, len, _("  %s: expires now (%s)"), s->rec.name, sb_expiry_action_name(s->rec.expiry_action));
+		len = ui_confirm_cat(buf, size, len, _("  %s: expires now (%s)"), s->rec.name, sb_expiry_action_name(sb_sandbox_expiry_due(s)));
 		break;
 	case UI_ACT_EXTEND:
 		len = ui_confirm_cat(buf, size, len, _("  %s: idle timeout an hour longer"), s->rec.name);
+		break;
+	case UI_ACT_PAUSE:
+		len = ui_confirm_cat(buf, size, len, s->rec.state == SB_STATE_PAUSED ? _("  %s: resumed")
+						   : _("  %s: paused, memory kept in RAM"), s->rec.name);
 		break;
 	default:
 		len = ui_confirm_cat(buf, size, len, _("  %s: its idle time starts again"), s->rec.name);

@@ -226,6 +226,7 @@ static enum ui_role state_role(enum sb_sandbox_state s)
 	static const enum ui_role roles[] = {
 		[SB_STATE_CREATED] = UI_ROLE_CREATED, [SB_STATE_RUNNING] = UI_ROLE_RUNNING,
 		[SB_STATE_STOPPED] = UI_ROLE_STOPPED, [SB_STATE_BROKEN] = UI_ROLE_BROKEN,
+		[SB_STATE_PAUSED] = UI_ROLE_PAUSED,
 	};
 
 	return (size_t)s < sizeof(roles) / sizeof(roles[0]) ? roles[s] : UI_ROLE_NORMAL;
@@ -367,10 +368,14 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	line_pair(line, ctx, _("Reason"), s->rec.reason ? s->rec.reason : "", 0);
 	if (s->rec.state == SB_STATE_STOPPED)
 		line_pair(line, ctx, _("Memory kept"), s->has_checkpoint ? _("yes (checkpoint)") : _("no (cold start)"), 0);
+	if (s->rec.state == SB_STATE_PAUSED)
+		line_pair(line, ctx, _("Memory kept"), _("yes (in RAM, frozen: z or a command resumes it)"), 0);
 	line_pair(line, ctx, _("Kind"), sb_sandbox_kind_name(s->rec.kind), 0);
 	if (s->rec.kind == SB_KIND_TEMPORARY) {
 		sb_units_format_duration(t, sizeof(t), s->rec.idle_timeout);
-		snprintf(buf, sizeof(buf), _("%s, then %s"), t, sb_expiry_action_name(s->rec.expiry_action));
+		char act[64];
+		sb_expiry_format(act, sizeof(act), s->rec.expiry_action, s->rec.expiry_stop_after);
+		snprintf(buf, sizeof(buf), _("%s, then %s"), t, act);
 		line_pair(line, ctx, _("Idle timeout"), buf, 0);
 		sb_units_format_duration(t, sizeof(t), s->expires_in);
 		line_pair(line, ctx, _("Expires in"), t, s->expires_in >= 0 && s->expires_in < 60);
@@ -443,7 +448,7 @@ static int action(struct ui_app *app, enum ui_action a)
 	case UI_ACT_MARK: case UI_ACT_MARK_RANGE: case UI_ACT_MARK_ALL: case UI_ACT_CLEAR_MARKS:
 		return ui_marks_action(app, a);
 	case UI_ACT_SHELL: case UI_ACT_STOP: case UI_ACT_RESTORE: case UI_ACT_REMOVE: case UI_ACT_EXPIRE:
-	case UI_ACT_EXTEND: case UI_ACT_TOUCH: case UI_ACT_INSPECT:
+	case UI_ACT_EXTEND: case UI_ACT_TOUCH: case UI_ACT_INSPECT: case UI_ACT_PAUSE:
 		/* with marks, the lifecycle actions act on the marked ones */
 		if (a != UI_ACT_SHELL && a != UI_ACT_INSPECT && ui_marks_bulk(app, a))
 			return 1;

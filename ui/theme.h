@@ -17,6 +17,7 @@ enum ui_role {
 	UI_ROLE_STOPPED,
 	UI_ROLE_CREATED,
 	UI_ROLE_BROKEN,
+	UI_ROLE_PAUSED,
 	UI_ROLE_WARN,            /* rw mounts, network on, soon-expiring */
 	UI_ROLE_ERROR,
 	UI_ROLE_DIM,

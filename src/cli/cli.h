@@ -80,6 +80,8 @@ extern const struct sb_cli_command sb_cmd_network;
 extern const struct sb_cli_command sb_cmd_owner;
 extern const struct sb_cli_command sb_cmd_owner_ls;
 extern const struct sb_cli_command sb_cmd_owner_rm;
+extern const struct sb_cli_command sb_cmd_pause;
+extern const struct sb_cli_command sb_cmd_resume;
 extern const struct sb_cli_command sb_cmd_reap;
 extern const struct sb_cli_command sb_cmd_gc;
 extern const struct sb_cli_command sb_cmd_restore;

@@ -132,9 +132,9 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid label '%s' (KEY=VALUE)"), optarg);
 			break;
 		case 'e':
-			if ((rc = sb_expiry_action_parse(optarg)) <= SB_EXPIRY_DEFAULT)
-				return sb_cli_usage_error(NULL, &sb_cmd_create, _("--expiry takes rm or stop"));
-			a.spec.expiry_action = rc;
+			if (sb_expiry_parse(&a.spec.expiry_action, &a.spec.expiry_stop_after, optarg, NULL) < 0)
+				return sb_cli_usage_error(NULL, &sb_cmd_create,
+							  _("--expiry takes rm, stop, pause or pause,stop=DURATION"));
 			break;
 		case 'A':
 			if (sb_cli_egress_allow(&a.egress, optarg) < 0)
@@ -208,7 +208,7 @@ const struct sb_cli_command sb_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME --image REF [--temporary[=IDLE]|--permanent] [--network on|off] "
 		    "[--mount HOST:PATH[:ro|rw]]... [--allow-sensitive-mounts] [--no-exchange] [--memory M] [--cpus N] [--owner O] "
-		    "[--label K=V]... [--expiry rm|stop] [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... [--deny-all] "
+		    "[--label K=V]... [--expiry rm|stop|pause[,stop=D]] [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... [--deny-all] "
 		    "[--service CMD [--health CMD] [--health-interval T] [--restart no|on-failure|always]] "
 		    "[--publish [ADDR:]HOSTPORT:PORT]... [--json]",
 	.summary = N_("create and start a sandbox from an image"),
@@ -223,7 +223,8 @@ const struct sb_cli_command sb_cmd_create = {
 		   "  --cpus N             CPU limit in cores\n"
 		   "  --owner O            who owns it (e.g. plugin:search)\n"
 		   "  --label K=V          a label (repeatable)\n"
-		   "  --expiry rm|stop     what expiry does to a temporary sandbox\n"
+		   "  --expiry rm|stop|pause[,stop=D]  what expiry does to a temporary sandbox (pause,stop=D:\n"
+		   "                       pause, then stop after D paused)\n"
 		   "  --allow RULE         network on, reaching only ADDR[/PREFIX][:PORT] or the rules of\n"
 		   "                       allow_profile @PROFILE (repeatable)\n"
 		   "  --deny-all           network on without any egress\n"

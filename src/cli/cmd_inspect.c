@@ -53,7 +53,9 @@ static void print_info(struct sb_root *root, const struct sb_sandbox_info *s, co
 	sb_units_format_duration(a, sizeof(a), s->idle_seconds);
 	if (s->expires_in >= 0) {
 		sb_units_format_duration(b, sizeof(b), s->expires_in);
-		printf("%-14s %s, %s %s (%s)\n", _("idle:"), a, _("expires in"), b, sb_expiry_action_name(s->rec.expiry_action));
+		char act[64];
+		sb_expiry_format(act, sizeof(act), s->rec.expiry_action, s->rec.expiry_stop_after);
+		printf("%-14s %s, %s %s (%s)\n", _("idle:"), a, _("expires in"), b, act);
 	} else {
 		printf("%-14s %s\n", _("idle:"), a);
 	}

@@ -27,6 +27,8 @@ static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_run,
 	&sb_cmd_stop,
 	&sb_cmd_restore,
+	&sb_cmd_pause,
+	&sb_cmd_resume,
 	&sb_cmd_rm,
 	&sb_cmd_touch,
 	&sb_cmd_timeline,

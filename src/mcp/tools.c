@@ -108,6 +108,12 @@ static const struct mcp_tool tools[] = {
 	  mcp_tool_sandbox_stop, MCP_TOOL_WORKER },
 	{ "sandbox_restore", "Wake a stopped sandbox from its checkpoint (or cold-start it from its disk).",
 	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_restore, MCP_TOOL_WORKER },
+	{ "sandbox_pause",
+	  "Freeze a running sandbox: its processes stop, its memory stays in RAM (no checkpoint). A command, a session "
+	  "input or a file copy resumes it by itself.",
+	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_pause, MCP_TOOL_WORKER },
+	{ "sandbox_resume", "Let a paused sandbox's processes carry on.", OBJECT(NAME_PROP, "\"name\""),
+	  mcp_tool_sandbox_resume, MCP_TOOL_WORKER },
 	{ "sandbox_remove",
 	  "Remove a sandbox this server created, with everything of it (its workspace included).",
 	  OBJECT(NAME_PROP, "\"name\""), mcp_tool_sandbox_remove, MCP_TOOL_WORKER | MCP_TOOL_DESTRUCTIVE },

@@ -187,7 +187,7 @@ int mcp_tool_sandbox_diff(json_t **result, const struct mcp_ctx *ctx, const json
 	return 0;
 }
 
-/* stop, restore: the sandbox as it is after */
+/* stop, restore, pause, resume: the sandbox as it is after */
 static int lifecycle(json_t **result, const struct mcp_ctx *ctx, const json_t *args, int rc, struct sb_error *err)
 {
 	return rc < 0 ? rc : mcp_tool_sandbox_inspect(result, ctx, args, err);
@@ -202,6 +202,16 @@ int mcp_tool_sandbox_stop(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_sandbox_restore(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
 {
 	return lifecycle(result, ctx, args, sb_sandbox_restore(ctx->root, mcp_arg_str(args, "name", ""), err), err);
+}
+
+int mcp_tool_sandbox_pause(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
+{
+	return lifecycle(result, ctx, args, sb_sandbox_pause(ctx->root, mcp_arg_str(args, "name", ""), err), err);
+}
+
+int mcp_tool_sandbox_resume(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err)
+{
+	return lifecycle(result, ctx, args, sb_sandbox_resume(ctx->root, mcp_arg_str(args, "name", ""), err), err);
 }
 
 static const char *label_of(const struct sb_record *rec, const char *key)

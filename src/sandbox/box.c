@@ -259,8 +259,12 @@ int sb_box_teardown(struct sb_box *b, int force, struct sb_error *err)
 
 	if (rc < 0)
 		return rc;
+	/* runsc's delete -force of a frozen container panics: thaw it first */
+	sb_box_unfreeze(b);
 	rc = b->be->teardown(b->be_state, sb_box_target(b),
 			     (force ? SB_TEARDOWN_FORCE : 0) | (b->container_stopped ? SB_TEARDOWN_STOPPED : 0), err);
+	if (rc == 0 || force)
+		sb_box_unmark_paused(b);
 	/* after the runtime, whose gofer serves the staged folders */
 	if (rc < 0 && !force)
 		return rc;

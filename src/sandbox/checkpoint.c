@@ -12,15 +12,15 @@
 #include "base/i18n.h"
 #include "sandbox/sandbox.h"
 
-static int open_in_state(struct sb_box *b, struct sb_root *root, const char *name, enum sb_sandbox_state want,
-			 const char *verb, struct sb_error *err)
+int sb_box_open_in_state(struct sb_box *b, struct sb_root *root, const char *name, unsigned want, const char *verb,
+			 struct sb_error *err)
 {
 	int rc = sb_box_open(b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
 
 	/* a record that says running without a live runtime is stopped first */
 	if (rc == 0)
 		rc = sb_box_settle_if_gone(b, err);
-	if (rc == 0 && b->rec.state != want)
+	if (rc == 0 && !(want & (1u << b->rec.state)))
 		rc = sb_error_set(err, SB_ERR_STATE, _("cannot %s sandbox '%s': it is %s"), verb, name,
 				  sb_sandbox_state_name(b->rec.state));
 	if (rc == 0)
@@ -34,6 +34,10 @@ int sb_box_stop_locked(struct sb_box *b, const char *reason, enum sb_timeline_so
 	struct sb_error e2;
 	int rc;
 
+	/* checkpointed from running: runsc's checkpoint of a frozen container is not one we rely on */
+	if (b->rec.state == SB_STATE_PAUSED &&
+	    (rc = sb_box_resume_locked(b, _("resumed to be stopped"), source, err)) < 0)
+		return rc;
 	/* a live exec'd pty at checkpoint time makes the restore fail */
 	sb_box_end_shells(b);
 	/* the image the last restore consumed; first, so its space is free for the new one */
@@ -75,7 +79,7 @@ int sb_box_stop_as(struct sb_root *root, const char *name, const char *reason, e
 	/* the record's reason quotes the failure, whether or not the caller wants it */
 	if (!err)
 		err = &own;
-	if ((rc = open_in_state(&b, root, name, SB_STATE_RUNNING, _("stop"), err)) == 0)
+	if ((rc = sb_box_open_in_state(&b, root, name, 1u << SB_STATE_RUNNING | 1u << SB_STATE_PAUSED, _("stop"), err)) == 0)
 		rc = sb_box_stop_locked(&b, reason, source, err);
 	sb_box_close(&b);
 	return rc;
@@ -153,7 +157,7 @@ int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *
 	/* the record's reason quotes the failure, whether or not the caller wants it */
 	if (!err)
 		err = &own;
-	if ((rc = open_in_state(&b, root, name, SB_STATE_STOPPED, _("restore"), err)) == 0)
+	if ((rc = sb_box_open_in_state(&b, root, name, 1u << SB_STATE_STOPPED, _("restore"), err)) == 0)
 		rc = sb_box_restore_locked(&b, NULL, NULL, err);
 	sb_box_close(&b);
 	return rc;

@@ -329,7 +329,8 @@ static int write_layer(struct sb_commit_result *res, struct sb_box *b, struct sb
 	return rc;
 }
 
-/* Reads the disk of b, paused around the read when it runs. */
+/* Reads the disk of b, paused around the read when it runs (a paused one
+ * stays as it is). */
 static int read_disk(struct sb_commit_result *res, struct sb_box *b, struct sb_layer_writer *lw,
 		     const struct sb_commit_opts *o, struct sb_error *err)
 {
@@ -337,7 +338,7 @@ static int read_disk(struct sb_commit_result *res, struct sb_box *b, struct sb_l
 	struct sb_error rerr;
 	int rc;
 
-	if (b->rec.state == SB_STATE_STOPPED)
+	if (b->rec.state == SB_STATE_STOPPED || b->rec.state == SB_STATE_PAUSED)
 		return write_layer(res, b, lw, o, err);
 	if (b->rec.state != SB_STATE_RUNNING)
 		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is %s: it has no disk to commit"), b->rec.name,

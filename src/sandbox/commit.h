@@ -53,7 +53,7 @@ struct sb_commit_result {
  * points (/workspace unless SB_COMMIT_WORKSPACE, /exchange, /etc/hosts, ...)
  * and the sandbox's host mounts are not part of the disk. A running sandbox
  * is paused around the read and resumed (its processes carry on); a stopped
- * one is read as it is. Bad input is refused before anything is written:
+ * or paused one is read as it is. Bad input is refused before anything is written:
  * SB_ERR_INVALID (ref, a change), SB_ERR_NOTFOUND (no sandbox), SB_ERR_STATE
  * (neither running nor stopped, or a backend that cannot pause). On failure
  * no image is recorded (a layer blob already written is left to prune).

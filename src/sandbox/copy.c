@@ -139,8 +139,12 @@ struct box {
 
 static int box_open(struct box *x, struct sb_root *root, const char *name, int writing, struct sb_error *err)
 {
-	int rc = sb_box_open(&x->b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
+	/* the guest's tar runs as an exec: a paused sandbox is woken */
+	int rc = sb_sandbox_wake(NULL, root, name, _("files are copied to or from it"), err);
 
+	if (rc < 0)
+		return rc;
+	rc = sb_box_open(&x->b, root, name, BOX_LOCK_EXCLUSIVE, 1, err);
 	x->open = 1;
 	/* a record that says running without a live runtime is made stopped first */
 	if (rc == 0)

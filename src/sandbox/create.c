@@ -204,6 +204,7 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 	rec->idle_timeout = rec->kind == SB_KIND_PERMANENT ? 0 : spec->idle_timeout > 0 ? spec->idle_timeout
 											  : set->idle_timeout;
 	rec->expiry_action = spec->expiry_action != SB_EXPIRY_DEFAULT ? spec->expiry_action : set->expiry_action;
+	rec->expiry_stop_after = spec->expiry_action != SB_EXPIRY_DEFAULT ? spec->expiry_stop_after : set->expiry_stop_after;
 	rec->network = spec->network >= 0 ? spec->network : set->network;
 	if ((rc = fill_service(rec, spec, err)) < 0)
 		return rc;

@@ -183,13 +183,13 @@ int sb_sandbox_diff(struct sb_diff **out, struct sb_root *root, const char *name
 		close(b.lock_fd);
 		b.lock_fd = -1;
 	}
-	if (rc == 0 && b.rec.state != SB_STATE_RUNNING && b.rec.state != SB_STATE_STOPPED)
+	if (rc == 0 && !sb_sandbox_state_live(b.rec.state) && b.rec.state != SB_STATE_STOPPED)
 		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is %s: it has no disk to compare"), name,
 				  sb_sandbox_state_name(b.rec.state));
 	if (rc == 0) {
 		struct dwalk w = { .walk = { root_visit, root_too_deep, 1, &b.rec }, .d = d,
 				   .max = opts && opts->max_entries ? opts->max_entries : DEFAULT_MAX, .err = err };
-		d->running = b.rec.state == SB_STATE_RUNNING;
+		d->running = sb_sandbox_state_live(b.rec.state);
 		d->exchange = b.rec.exchange;
 		rc = diff_box(&w, &b);
 	}

@@ -193,6 +193,8 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 		err = &own;
 	if (!opts->argv || !opts->argv[0])
 		return sb_error_set(err, SB_ERR_INVALID, _("no command given to run in sandbox '%s'"), name ? name : "");
+	if ((rc = sb_sandbox_wake(NULL, root, name, _("a command is run in it"), err)) < 0)
+		return rc;
 	if ((rc = secrets_open(&sec, opts, err)) < 0)
 		return rc;
 	/* the lock is held only to read a consistent record: execs run in parallel

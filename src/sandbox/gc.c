@@ -191,6 +191,27 @@ static void sweep_temps(struct gc *g, const char *dir, const char *name)
 	}
 }
 
+/* A pause or resume that died between the runtime and the record: the
+ * container is frozen or not; it carries on running either way. */
+static void reconcile_freeze(struct gc *g, struct sb_box *b, const char *status)
+{
+	int frozen = !strcmp(status, "paused");
+	struct sb_error e;
+
+	if (frozen == (b->rec.state == SB_STATE_PAUSED))
+		return;
+	struct sb_gc_item *it = add_item(g, "sandbox", b->rec.name, N_("resumed: a pause or resume was interrupted"));
+	if (g->dry_run || sb_box_backend(b, &e) < 0)
+		return;
+	int rc = frozen ? b->be->resume(b->be_state, sb_box_target(b), &e) : 0;
+	if (rc == 0)
+		rc = sb_record_transition_as(g->root, &b->rec, SB_STATE_RUNNING, _("a pause or resume was interrupted: running"),
+					     SB_TIMELINE_SANDBENCH, &e);
+	if (rc == 0)
+		sb_box_unmark_paused(b);
+	item_result(it, rc, &e);
+}
+
 /* A record whose runsc container does not match its state. */
 static void reconcile_record(struct gc *g, struct sb_box *b)
 {
@@ -199,7 +220,10 @@ static void reconcile_record(struct gc *g, struct sb_box *b)
 	g->incomplete |= json_object_set_new(g->known_ids, b->rec.id, json_true()) < 0;
 	switch (b->rec.state) {
 	case SB_STATE_RUNNING:
-		if (!status || strcmp(status, "running") != 0)
+	case SB_STATE_PAUSED:
+		if (status && (!strcmp(status, "running") || !strcmp(status, "paused")))
+			reconcile_freeze(g, b, status);
+		else
 			settle_gone(g, b);
 		break;
 	case SB_STATE_CREATED:

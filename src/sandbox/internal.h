@@ -193,6 +193,23 @@ int sb_box_mounts_staged(const struct sb_box *b);
  * system's own acts (reap, gc, a dead sandbox noticed). */
 int sb_record_transition_as(struct sb_root *root, struct sb_record *rec, enum sb_sandbox_state state,
 			    const char *reason, enum sb_timeline_source source, struct sb_error *err);
+/* Opens name (exclusive lock, record loaded, settled when gone, backend
+ * open) when its state is in want (a mask of 1 << state); SB_ERR_STATE
+ * "cannot VERB sandbox 'x': it is S" otherwise. */
+int sb_box_open_in_state(struct sb_box *b, struct sb_root *root, const char *name, unsigned want, const char *verb,
+			 struct sb_error *err);
+/* pause.c: freeze and thaw of a box whose lock is held exclusively, its
+ * backend open, in state running (pause) or paused (resume). */
+int sb_box_pause_locked(struct sb_box *b, const char *reason, enum sb_timeline_source source, struct sb_error *err);
+int sb_box_resume_locked(struct sb_box *b, const char *reason, enum sb_timeline_source source, struct sb_error *err);
+int sb_box_pause_as(struct sb_root *root, const char *name, const char *reason, enum sb_timeline_source source,
+		    struct sb_error *err);
+/* 1 when the container may be frozen (dir/paused exists). */
+int sb_box_paused_mark(const struct sb_box *b);
+/* Before a teardown: resumes a container that may be frozen (errors ignored). */
+void sb_box_unfreeze(struct sb_box *b);
+/* After a teardown: the container is gone, so is its freeze. */
+void sb_box_unmark_paused(struct sb_box *b);
 /* sb_sandbox_stop on behalf of source (reap's expiry is SB_TIMELINE_SANDBENCH). */
 int sb_box_stop_as(struct sb_root *root, const char *name, const char *reason, enum sb_timeline_source source,
 		   struct sb_error *err);

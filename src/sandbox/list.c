@@ -13,6 +13,32 @@
 #include "net/network.h"
 #include "sandbox/sandbox.h"
 
+/* Seconds until the due expiry action (0: due), -1: none is due ever. A
+ * paused sandbox of pause,stop=D is stopped D after its pause or its last
+ * activity, whichever came later; stop and pause need a live sandbox. */
+static long long expires_in(const struct sb_record *r, long long idle, long long last_activity, long long now)
+{
+	if (r->kind != SB_KIND_TEMPORARY || r->idle_timeout <= 0)
+		return -1;
+	if (r->state == SB_STATE_PAUSED && r->expiry_action == SB_EXPIRY_PAUSE) {
+		if (r->expiry_stop_after <= 0)
+			return -1;
+		long long at = (r->state_changed > last_activity ? r->state_changed : last_activity) + r->expiry_stop_after;
+		return at > now ? at - now : 0;
+	}
+	if (r->expiry_action != SB_EXPIRY_RM && !sb_sandbox_state_live(r->state))
+		return -1;
+	return idle >= r->idle_timeout ? 0 : r->idle_timeout - idle;
+}
+
+enum sb_expiry_action sb_sandbox_expiry_due(const struct sb_sandbox_info *info)
+{
+	/* the second tier of pause,stop=D */
+	if (info->rec.state == SB_STATE_PAUSED && info->rec.expiry_action == SB_EXPIRY_PAUSE)
+		return SB_EXPIRY_STOP;
+	return info->rec.expiry_action;
+}
+
 /* Derived fields from the record, the activity mtime and the clock. */
 static void derive(struct sb_sandbox_info *info, long long now)
 {
@@ -23,11 +49,7 @@ static void derive(struct sb_sandbox_info *info, long long now)
 	info->last_activity = act && stat(act, &st) == 0 ? (long long)st.st_mtime : info->rec.created;
 	info->idle_seconds = now > info->last_activity ? now - info->last_activity : 0;
 	info->has_checkpoint = ckpt && stat(ckpt, &st) == 0;
-	if (info->rec.kind != SB_KIND_TEMPORARY || info->rec.idle_timeout <= 0 ||
-	    (info->rec.expiry_action == SB_EXPIRY_STOP && info->rec.state != SB_STATE_RUNNING))
-		info->expires_in = -1;
-	else
-		info->expires_in = info->idle_seconds >= info->rec.idle_timeout ? 0 : info->rec.idle_timeout - info->idle_seconds;
+	info->expires_in = expires_in(&info->rec, info->idle_seconds, info->last_activity, now);
 	free(act);
 	free(ckpt);
 }
@@ -91,7 +113,7 @@ static int settle_listed(struct sb_sandbox_info *info, struct sb_root *root, str
 	struct sb_error e;
 	struct sb_box b;
 
-	if (info->rec.state != SB_STATE_RUNNING)
+	if (!sb_sandbox_state_live(info->rec.state))
 		return 0;
 	if (!l->be && (sb_backend_find(&l->be, info->rec.backend, NULL) < 0 || l->be->open(&l->be_state, root, NULL) < 0)) {
 		l->be = NULL;

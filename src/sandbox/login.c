@@ -100,7 +100,7 @@ int sb_sandbox_login_shell(char **out, char **why, struct sb_root *root, const c
 		*why = NULL;
 	if ((rc = sb_sandbox_name_check(name, err)) < 0 || (rc = sb_record_load(&rec, root, name, err)) < 0)
 		return rc;
-	if (rec.state != SB_STATE_RUNNING)
+	if (!sb_sandbox_state_live(rec.state))
 		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is %s, not running"), name,
 				  sb_sandbox_state_name(rec.state));
 	sb_record_clear(&rec);

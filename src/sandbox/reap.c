@@ -15,10 +15,11 @@ static int apply(struct sb_root *root, const char *name, enum sb_expiry_action a
 {
 	char reason[128];
 
-	if (action == SB_EXPIRY_STOP) {
-		snprintf(reason, sizeof(reason), _("expired after %lld s idle"), idle);
+	snprintf(reason, sizeof(reason), _("expired after %lld s idle"), idle);
+	if (action == SB_EXPIRY_STOP)
 		return sb_box_stop_as(root, name, reason, source, err);
-	}
+	if (action == SB_EXPIRY_PAUSE)
+		return sb_box_pause_as(root, name, reason, source, err);
 	return sb_sandbox_remove(root, name, 0, err);
 }
 
@@ -55,7 +56,7 @@ int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *
 		struct sb_reap_item *it = &(*items)[(*count)++];
 		struct sb_error e2;
 		snprintf(it->name, sizeof(it->name), "%s", s->rec.name);
-		it->action = s->rec.expiry_action;
+		it->action = sb_sandbox_expiry_due(s);
 		it->idle_seconds = s->idle_seconds;
 		if (flags & SB_REAP_DRY_RUN)
 			continue;
@@ -83,7 +84,7 @@ int sb_sandbox_expire(struct sb_root *root, const char *name, struct sb_error *e
 	if (rc < 0)
 		return rc;
 	/* expiring now is someone's act, not the reaper's */
-	rc = apply(root, name, info.rec.expiry_action, info.idle_seconds, sb_timeline_actor(), err);
+	rc = apply(root, name, sb_sandbox_expiry_due(&info), info.idle_seconds, sb_timeline_actor(), err);
 	sb_sandbox_info_clear(&info);
 	return rc;
 }

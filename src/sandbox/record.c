@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "base/i18n.h"
 #include "base/jsonfile.h"
 #include "base/log.h"
+#include "base/units.h"
 #include "internal.h"
 #include "sandbox/record.h"
 
@@ -20,10 +22,10 @@ static const char *const kind_names[] = {
 };
 static const char *const state_names[] = {
 	[SB_STATE_CREATED] = "created", [SB_STATE_RUNNING] = "running",
-	[SB_STATE_STOPPED] = "stopped", [SB_STATE_BROKEN] = "broken",
+	[SB_STATE_STOPPED] = "stopped", [SB_STATE_BROKEN] = "broken", [SB_STATE_PAUSED] = "paused",
 };
 static const char *const expiry_names[] = {
-	[SB_EXPIRY_DEFAULT] = "default", [SB_EXPIRY_RM] = "rm", [SB_EXPIRY_STOP] = "stop",
+	[SB_EXPIRY_DEFAULT] = "default", [SB_EXPIRY_RM] = "rm", [SB_EXPIRY_STOP] = "stop", [SB_EXPIRY_PAUSE] = "pause",
 };
 static const char *const mode_names[] = { [SB_MOUNT_RO] = "ro", [SB_MOUNT_RW] = "rw" };
 
@@ -49,6 +51,48 @@ int sb_sandbox_kind_parse(const char *s) { return sb_enum_parse(kind_names, SB_E
 int sb_sandbox_state_parse(const char *s) { return sb_enum_parse(state_names, SB_ENUM_NAMES(state_names), s); }
 int sb_expiry_action_parse(const char *s) { return sb_enum_parse(expiry_names, SB_ENUM_NAMES(expiry_names), s); }
 int sb_mount_mode_parse(const char *s) { return sb_enum_parse(mode_names, SB_ENUM_NAMES(mode_names), s); }
+
+int sb_sandbox_state_live(enum sb_sandbox_state s)
+{
+	return s == SB_STATE_RUNNING || s == SB_STATE_PAUSED;
+}
+
+int sb_expiry_parse(enum sb_expiry_action *action, long long *stop_after, const char *text, struct sb_error *err)
+{
+	static const char tier[] = "pause,stop=";
+	int a = sb_expiry_action_parse(text);
+
+	*stop_after = 0;
+	if (a > SB_EXPIRY_DEFAULT) {
+		*action = a;
+		return 0;
+	}
+	if (text && !strncmp(text, tier, sizeof(tier) - 1) && (*stop_after = sb_units_parse_duration(text + sizeof(tier) - 1)) > 0) {
+		*action = SB_EXPIRY_PAUSE;
+		return 0;
+	}
+	*stop_after = 0;
+	return sb_error_set(err, SB_ERR_INVALID, _("expiry action '%s' is not rm, stop, pause or pause,stop=DURATION"),
+			    text ? text : "");
+}
+
+const char *sb_expiry_format(char *buf, size_t size, enum sb_expiry_action action, long long stop_after)
+{
+	/* the largest unit that gives it exactly: the spelling parses back */
+	static const struct {
+		long long s;
+		char unit;
+	} units[] = { { 86400, 'd' }, { 3600, 'h' }, { 60, 'm' }, { 1, 's' } };
+
+	if (action == SB_EXPIRY_PAUSE && stop_after > 0) {
+		size_t i = 0;
+		while (stop_after % units[i].s)
+			i++;
+		snprintf(buf, size, "pause,stop=%lld%c", stop_after / units[i].s, units[i].unit);
+	} else
+		snprintf(buf, size, "%s", sb_expiry_action_name(action));
+	return buf;
+}
 
 static json_t *egress_to_json(const struct sb_egress *e)
 {
@@ -113,6 +157,8 @@ json_t *sb_record_to_json(const struct sb_record *r)
 				"state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
 				"state_changed", (json_int_t)r->state_changed,
 				"runtime", "build", r->runtime_build ? r->runtime_build : "", "boot_id", r->boot_id);
+	if (doc && r->expiry_stop_after > 0)
+		doc = sb_json_set(doc, "expiry_stop_after", json_integer(r->expiry_stop_after));
 	if (doc && r->image_config)
 		doc = sb_json_set(doc, "image_config", json_incref(r->image_config));
 	/* only for forks: records of other sandboxes stay as they were */
@@ -158,10 +204,10 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	const char *name = NULL, *id = NULL, *ref = NULL, *digest = NULL, *kind = NULL, *expiry = NULL;
 	const char *owner = "", *state = NULL, *reason = "", *backend = "runsc", *build = "", *boot_id = "";
 	const char *parent = "", *parent_id = "";
-	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0;
+	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0, stop_after = 0;
 	double cpus = 0;
 	int network = 0, exchange = 1;
-	json_t *mounts = NULL, *labels = NULL, *egress = NULL, *config = NULL;
+	json_t *mounts = NULL, *labels = NULL, *egress = NULL, *config = NULL, *tier;
 	json_error_t jerr;
 
 	memset(out, 0, sizeof(*out));
@@ -199,6 +245,9 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	    copy_fixed(out->parent, sizeof(out->parent), parent) < 0 ||
 	    copy_fixed(out->parent_id, sizeof(out->parent_id), parent_id) < 0)
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid kind, state, id or mount list"), name);
+	if ((tier = json_object_get(doc, "expiry_stop_after")) &&
+	    (!json_is_integer(tier) || (stop_after = json_integer_value(tier)) <= 0 || e != SB_EXPIRY_PAUSE))
+		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid expiry_stop_after"), name);
 	if ((config = json_object_get(doc, "image_config")) && !image_config_valid(config))
 		return sb_error_set(err, SB_ERR_FORMAT, _("sandbox record '%s' has an invalid image_config"), name);
 	if (egress_from_json(&out->egress, egress) < 0)
@@ -210,6 +259,7 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	}
 	out->kind = k;
 	out->expiry_action = e;
+	out->expiry_stop_after = stop_after;
 	out->state = s;
 	if (dup_into(&out->image_ref, ref) < 0 || dup_into(&out->owner, owner) < 0 || dup_into(&out->reason, reason) < 0 ||
 	    dup_into(&out->runtime_build, build) < 0)

@@ -31,12 +31,14 @@ enum sb_sandbox_state {
 	SB_STATE_RUNNING,
 	SB_STATE_STOPPED,        /* checkpointed (or cold) on disk, no runsc container */
 	SB_STATE_BROKEN,         /* a transition failed half-way; rm --force cleans it */
+	SB_STATE_PAUSED,         /* runsc container frozen: memory kept in RAM, no checkpoint */
 };
 
 enum sb_expiry_action {
 	SB_EXPIRY_DEFAULT = 0,   /* only in a create spec */
 	SB_EXPIRY_RM,
 	SB_EXPIRY_STOP,
+	SB_EXPIRY_PAUSE,         /* frozen in RAM; with expiry_stop_after, stopped after that long paused */
 };
 
 enum sb_mount_mode {
@@ -100,6 +102,9 @@ struct sb_record {
 	enum sb_sandbox_kind kind;
 	long long idle_timeout;              /* seconds; temporary only (0 for permanent) */
 	enum sb_expiry_action expiry_action;
+	/* pause only: seconds paused (and idle) until a stop; 0: stays paused
+	 * ("expiry_stop_after" in JSON, absent when 0) */
+	long long expiry_stop_after;
 	int network;                         /* 0 off, 1 on */
 	struct sb_egress egress;             /* network on: what it may reach ("egress" in JSON; absent: default) */
 	int exchange;                        /* /exchange mounted */
@@ -158,5 +163,12 @@ int sb_sandbox_kind_parse(const char *s);
 int sb_sandbox_state_parse(const char *s);
 int sb_expiry_action_parse(const char *s);
 int sb_mount_mode_parse(const char *s);
+/* "rm", "stop", "pause" or the tiered "pause,stop=DURATION" (pause after the
+ * idle timeout, stop after DURATION paused); SB_ERR_INVALID naming the text. */
+int sb_expiry_parse(enum sb_expiry_action *action, long long *stop_after, const char *text, struct sb_error *err);
+/* The same spelling back ("pause,stop=2h"), into buf. */
+const char *sb_expiry_format(char *buf, size_t size, enum sb_expiry_action action, long long stop_after);
+/* 1 for the states in which the sandbox's runtime holds it (running, paused). */
+int sb_sandbox_state_live(enum sb_sandbox_state s);
 
 #endif

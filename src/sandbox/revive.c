@@ -18,7 +18,7 @@ enum sb_gone sb_sandbox_gone(const struct sb_record *rec, const char *dir, const
 {
 	char boot[SB_HOST_BOOT_ID_LEN];
 
-	if (rec->state != SB_STATE_RUNNING)
+	if (!sb_sandbox_state_live(rec->state))
 		return SB_ALIVE;
 	if (rec->boot_id[0] && sb_host_boot_id(boot, NULL) == 0 && strcmp(boot, rec->boot_id) != 0)
 		return SB_GONE_RESTART;
@@ -40,7 +40,7 @@ const char *sb_gone_reason(enum sb_gone why)
 
 enum sb_gone sb_box_gone(struct sb_box *b)
 {
-	if (!b->loaded || b->rec.state != SB_STATE_RUNNING || sb_box_backend(b, NULL) < 0)
+	if (!b->loaded || !sb_sandbox_state_live(b->rec.state) || sb_box_backend(b, NULL) < 0)
 		return SB_ALIVE;
 	return sb_sandbox_gone(&b->rec, b->dir, b->be, b->be_state);
 }

@@ -22,6 +22,7 @@ struct sb_sandbox_spec {
 	enum sb_sandbox_kind kind;
 	long long idle_timeout;                  /* seconds, temporary only; 0: default */
 	enum sb_expiry_action expiry_action;
+	long long expiry_stop_after;             /* pause: seconds paused until a stop; 0: none */
 	int network;                             /* -1: default, 0: off, 1: on */
 	const struct sb_egress *egress;          /* network on: its egress policy; NULL: the default */
 	int no_exchange;                         /* do not mount ROOT/exchange at /exchange */
@@ -186,6 +187,14 @@ int sb_sandbox_stop(struct sb_root *root, const char *name, const char *reason, 
  * runtime is gone (host restart, crash) counts as stopped. The record's
  * reason says which. */
 int sb_sandbox_restore(struct sb_root *root, const char *name, struct sb_error *err);
+/* Freezes every process of a running sandbox, memory kept in RAM (no
+ * checkpoint): state paused. resume lets them carry on (state running). */
+int sb_sandbox_pause(struct sb_root *root, const char *name, struct sb_error *err);
+int sb_sandbox_resume(struct sb_root *root, const char *name, struct sb_error *err);
+/* Resumes the sandbox when it is paused, for what needs it running (why: an
+ * exec, an input...; the timeline's reason says so); nothing otherwise, for
+ * the price of one lstat. *woken (may be NULL): whether it was paused. */
+int sb_sandbox_wake(int *woken, struct sb_root *root, const char *name, const char *why, struct sb_error *err);
 
 enum sb_remove_flags {
 	SB_REMOVE_FORCE = 1 << 0,                /* also broken or half-created sandboxes; ignore runsc errors */
@@ -230,6 +239,9 @@ int sb_sandbox_reap(struct sb_reap_item **items, size_t *count, struct sb_root *
 		    struct sb_error *err);
 /* Expires one sandbox now by its expiry action (the workbench's "expire now"). */
 int sb_sandbox_expire(struct sb_root *root, const char *name, struct sb_error *err);
+/* What expiry does to it now: its expiry action, or stop for a paused
+ * sandbox of pause,stop=D (the second tier). */
+enum sb_expiry_action sb_sandbox_expiry_due(const struct sb_sandbox_info *info);
 
 /* Interactive shells on a pty (runsc exec --process with terminal: true).
  * Shells are registered with their sandbox: stop ends them first (a live

@@ -28,8 +28,7 @@ static int set_idle(struct sb_settings *c, const char *v)
 
 static int set_expiry(struct sb_settings *c, const char *v)
 {
-	int a = sb_expiry_action_parse(v);
-	return a > SB_EXPIRY_DEFAULT ? (c->expiry_action = a, 0) : -1;
+	return sb_expiry_parse(&c->expiry_action, &c->expiry_stop_after, v, NULL) == 0 ? 0 : -1;
 }
 
 static int set_network(struct sb_settings *c, const char *v)

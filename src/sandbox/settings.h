@@ -12,6 +12,7 @@ struct sb_settings {
 	enum sb_sandbox_kind kind;               /* default kind */
 	long long idle_timeout;                  /* seconds */
 	enum sb_expiry_action expiry_action;
+	long long expiry_stop_after;             /* pause,stop=D: D in seconds; 0: none */
 	int network;                             /* 0 off, 1 on */
 	char network_bridge[16];                 /* host bridge of network-on sandboxes ("": the default) */
 	char network_subnet[24];                 /* their IPv4 subnet ("": the default) */

@@ -195,7 +195,8 @@ int sb_shell_open(struct sb_shell **out, struct sb_root *root, const char *name,
 	s->root = root;
 	snprintf(s->name, sizeof(s->name), "%.63s", name ? name : "");
 	/* exclusive while starting: a stop cannot slip between the check and the registration */
-	if ((rc = sb_box_open(&b, root, name, BOX_LOCK_EXCLUSIVE, 1, err)) < 0)
+	if ((rc = sb_sandbox_wake(NULL, root, name, _("a shell is opened in it"), err)) < 0 ||
+	    (rc = sb_box_open(&b, root, name, BOX_LOCK_EXCLUSIVE, 1, err)) < 0)
 		goto fail;
 	if (b.rec.state != SB_STATE_RUNNING) {
 		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is %s, not running"), name,
@@ -260,6 +261,9 @@ void sb_shell_activity(struct sb_shell *s)
 	time_t now = time(NULL);
 	struct sb_box b;
 
+	/* input to a paused sandbox's shell (a session's too) wakes it: every
+	 * time, not once a second; one lstat when it is not paused */
+	sb_sandbox_wake(NULL, s->root, s->name, _("input to a shell or session in it"), NULL);
 	if (now == s->last_touch)
 		return;
 	s->last_touch = now;

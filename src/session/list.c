@@ -43,7 +43,7 @@ static int sandbox_running(struct sb_root *root, const char *name)
 
 	if (sb_sandbox_inspect(&info, root, name, NULL) < 0)
 		return 0;
-	int running = info.rec.state == SB_STATE_RUNNING;
+	int running = sb_sandbox_state_live(info.rec.state);
 	sb_sandbox_info_clear(&info);
 	return running;
 }

@@ -213,8 +213,11 @@ static int spawn(struct sess_dir *d, struct sb_root *root, const struct sb_sessi
 static int check_running(struct sb_root *root, const char *name, struct sb_error *err)
 {
 	struct sb_sandbox_info info;
-	int rc = sb_sandbox_inspect(&info, root, name, err);
+	int rc = sb_sandbox_wake(NULL, root, name, _("a session is started in it"), err);
 
+	if (rc < 0)
+		return rc;
+	rc = sb_sandbox_inspect(&info, root, name, err);
 	if (rc == 0 && info.rec.state != SB_STATE_RUNNING)
 		rc = sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is %s, not running"), name,
 				  sb_sandbox_state_name(info.rec.state));

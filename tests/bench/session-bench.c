@@ -21,35 +21,18 @@
 #include "sandbox/sandbox.h"
 #include "session/session.h"
 #include "testutil.h"
+#include "benchutil.h"
+
+#define now_ms bench_now_ms
+#define pct bench_pct
 
 static const char *root_dir, *image, *bin;
 static struct sb_root *root;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void die(const char *what, const char *msg)
 {
 	fprintf(stderr, "session-bench: %s: %s\n", what, msg ? msg : "");
 	exit(1);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return v[(int)(p * (n - 1) + 0.5)];
 }
 
 static void report(const char *what, double *v, int n, double base_p50)

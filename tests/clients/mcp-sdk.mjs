@@ -23,6 +23,7 @@ const TOOLS = [
   "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
   "sandbox_restore", "sandbox_remove", "image_list", "sandbox_fork", "sandbox_commit", "image_build", "image_push",
   "service_logs",
+  "sandbox_pause", "sandbox_resume",
 ];
 const WAIT_MS = 60000;
 

@@ -481,6 +481,31 @@ Test(tui, stop_closes_attached_shells_first)
 	quit(t);
 }
 
+Test(tui, pause_key_pauses_and_resumes)
+{
+	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+	char *state;
+
+	cr_assert_eq(tui_wait_row(t, "alpha", "running", WAIT), 0);
+	tui_send(t, "z");
+	/* the job's message, then the row (the event log's lines name both states) */
+	cr_assert_eq(tui_wait_text(t, "paused alpha (frozen", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "alpha", "paused", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "State", "paused", WAIT), 0, "details: %s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "yes (in RAM, frozen", WAIT), 0, "details: %s", tui_screen(t));
+	state = cli_state("alpha");
+	cr_assert_str_eq(state ? state : "", "paused");
+	free(state);
+	tui_send(t, "z");
+	cr_assert_eq(tui_wait_text(t, "resumed alpha", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "State", "running", WAIT), 0, "details: %s", tui_screen(t));
+	state = cli_state("alpha");
+	cr_assert_str_eq(state ? state : "", "running");
+	free(state);
+	quit(t);
+}
+
 Test(tui, expire_now_applies_the_expiry_action)
 {
 	cli_ok("create", "alpha", "--image", image, "--temporary=10m", NULL);

@@ -436,3 +436,71 @@ Test(record, publish_items_parse_or_say_why)
 	cr_assert_eq(sb_service_restart_parse("sometimes"), -1);
 	cr_assert_str_eq(sb_service_restart_name(SB_RESTART_ALWAYS), "always");
 }
+
+Test(record, paused_state_and_tiered_expiry_round_trip)
+{
+	struct sb_record rec = {
+		.name = "tier", .id = "sb-00000000000000aa", .created = 1700000000, .image_ref = "busybox:test",
+		.kind = SB_KIND_TEMPORARY, .idle_timeout = 600, .expiry_action = SB_EXPIRY_PAUSE,
+		.expiry_stop_after = 7200, .exchange = 1, .owner = "", .state = SB_STATE_PAUSED, .reason = "expired",
+		.state_changed = 1700000600, .backend = "runsc",
+	};
+	struct sb_record back;
+	struct sb_error err;
+	enum sb_expiry_action a;
+	long long after;
+	char buf[64];
+
+	strcpy(rec.image_digest, "sha256:0000000000000000000000000000000000000000000000000000000000000002");
+	json_t *doc = sb_record_to_json(&rec);
+	cr_assert_not_null(doc);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "state")), "paused");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "expiry_action")), "pause");
+	cr_assert_eq(json_integer_value(json_object_get(doc, "expiry_stop_after")), 7200);
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(back.state, SB_STATE_PAUSED);
+	cr_assert_eq(back.expiry_action, SB_EXPIRY_PAUSE);
+	cr_assert_eq(back.expiry_stop_after, 7200);
+	sb_record_clear(&back);
+
+	/* a tier belongs to pause only; a record saying otherwise is refused, not guessed */
+	json_object_set_new(doc, "expiry_action", json_string("rm"));
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), SB_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "expiry_stop_after"), "%s", err.msg);
+	json_object_set_new(doc, "expiry_action", json_string("pause"));
+	json_object_set_new(doc, "expiry_stop_after", json_string("2h"));
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), SB_ERR_FORMAT);
+	/* without a tier the key is absent, as in every record from before */
+	json_object_del(doc, "expiry_stop_after");
+	cr_assert_eq(sb_record_from_json(&back, doc, &err), 0, "%s", err.msg);
+	cr_assert_eq(back.expiry_stop_after, 0);
+	json_t *again = sb_record_to_json(&back);
+	cr_assert_null(json_object_get(again, "expiry_stop_after"));
+	json_decref(again);
+	sb_record_clear(&back);
+	json_decref(doc);
+
+	/* the spelling of --expiry and of the config's expiry_action */
+	cr_assert_eq(sb_expiry_parse(&a, &after, "pause,stop=2h", NULL), 0);
+	cr_assert_eq(a, SB_EXPIRY_PAUSE);
+	cr_assert_eq(after, 7200);
+	cr_assert_str_eq(sb_expiry_format(buf, sizeof(buf), a, after), "pause,stop=2h");
+	cr_assert_str_eq(sb_expiry_format(buf, sizeof(buf), a, 90), "pause,stop=90s");
+	cr_assert_eq(sb_expiry_parse(&a, &after, buf, NULL), 0);
+	cr_assert_eq(after, 90);
+	cr_assert_str_eq(sb_expiry_format(buf, sizeof(buf), a, 7200), "pause,stop=2h");
+	cr_assert_eq(sb_expiry_parse(&a, &after, buf, NULL), 0, "the formatted spelling parses back");
+	cr_assert_eq(after, 7200);
+	cr_assert_eq(sb_expiry_parse(&a, &after, "pause", NULL), 0);
+	cr_assert_eq(a, SB_EXPIRY_PAUSE);
+	cr_assert_eq(after, 0);
+	cr_assert_str_eq(sb_expiry_format(buf, sizeof(buf), a, after), "pause");
+	cr_assert_eq(sb_expiry_parse(&a, &after, "stop", NULL), 0);
+	cr_assert_eq(a, SB_EXPIRY_STOP);
+	for (const char *const *bad = (const char *const[]){ "pause,stop=", "pause,stop=soon", "stop,stop=1h",
+							      "pause,rm=1h", "default", "", NULL };
+	     *bad; bad++) {
+		cr_assert_eq(sb_expiry_parse(&a, &after, *bad, &err), SB_ERR_INVALID, "'%s' refused", *bad);
+		cr_assert(strstr(err.msg, "pause,stop=DURATION"), "%s", err.msg);
+	}
+}
