@@ -1,6 +1,7 @@
 /* Resource limits with real runsc: a process that asks for more memory than
  * its sandbox has fails inside (RLIMIT_AS, docs/security.md "Memory") while
- * the sandbox, its other processes and its sessions carry on; what runsc
+ * the sandbox, its other processes and its sessions carry on (and services
+ * carry the limit too); what runsc
  * says when a call fails stays in the log. */
 #include "config.h"
 
@@ -8,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/fs.h"
 #include "sbfixture.h"
 #include "testutil.h"
 
@@ -88,9 +91,25 @@ Test(limits, a_greedy_process_fails_inside_and_the_sandbox_lives_on)
 	sbf_ok(SB("session", "kill", "mem", "s1"), "session kill");
 }
 
+static int file_there(void *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_size > 0;
+}
+
 Test(limits, the_default_memory_gives_twice_its_address_space)
 {
-	sbf_ok(SB("create", "free", "--image", SBF_IMAGE, "--permanent"), "create");
+	/* the service's processes too */
+	sbf_ok(SB("create", "free", "--image", SBF_IMAGE, "--permanent", "--service",
+		  "ulimit -v > /workspace/svc-as.tmp && mv /workspace/svc-as.tmp /workspace/svc-as; exec sleep 100000"),
+	       "create");
+	char *svc = sb_strdupf("%s/sandboxes/free/workspace/svc-as", f.dir), *text = NULL;
+	cr_assert(tu_wait_for(file_there, svc, 30000), "the service never wrote its limit");
+	cr_assert_eq(sb_fs_read_file(&text, NULL, svc, 64, NULL), 0);
+	cr_assert(strstr(text, "2097152"), "RLIMIT_AS of the service: %s", text);
+	free(text);
+	free(svc);
 	struct tu_run r = SB("exec", "free", "--", "sh", "-c", "ulimit -v");
 	/* the default --memory is 1g */
 	cr_assert(r.status == 0 && strstr(r.out, "2097152"), "RLIMIT_AS without --memory: %s%s", r.out, r.err);
