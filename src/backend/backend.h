@@ -112,6 +112,9 @@ struct sb_backend_ops {
 	int (*resume)(void *be, const struct sb_backend_sandbox *sb, struct sb_error *err);
 	/* 1 when the sandbox runs, 0 when its runtime is gone; cheap (no runtime call). */
 	int (*alive)(void *be, const struct sb_backend_sandbox *sb);
+	/* 1 when its memory limit ended a sandbox that is no longer alive (asked
+	 * before teardown); NULL: the backend cannot tell. */
+	int (*out_of_memory)(void *be, const struct sb_backend_sandbox *sb);
 	int (*stats)(struct sb_backend_stats *out, void *be, const struct sb_backend_sandbox *sb, struct sb_error *err);
 	/* The containers of this root (*out: free()). */
 	int (*list)(struct sb_backend_object **out, size_t *count, void *be, struct sb_error *err);

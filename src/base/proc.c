@@ -25,6 +25,10 @@ struct capture {
 	char *buf;
 	size_t len, cap, max;
 	unsigned long long total;
+	int hold_ms;             /* > 0: the latest chunk waits in held (see hold_tail_ms) */
+	char *held;
+	size_t held_len;
+	long long held_at;
 };
 
 static int subreaper;
@@ -154,6 +158,21 @@ static int forward(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* Passes the held chunk on; -1 (dst dropped) when its reader is gone. */
+static int release_held(struct capture *c)
+{
+	int rc = 0;
+
+	if (c->held && c->dst >= 0 && forward(c->dst, c->held, c->held_len) < 0) {
+		c->dst = -1;
+		rc = -1;
+	}
+	free(c->held);
+	c->held = NULL;
+	c->held_len = 0;
+	return rc;
+}
+
 /* Reads one chunk: grows the buffer as output arrives (most programs print
  * little, and a large buffer touched up front would make every later fork
  * copy it) and passes it on to the tee's fd. Returns the bytes read, 0 at
@@ -172,7 +191,25 @@ static ssize_t capture_read(struct capture *c)
 		return -1;
 	}
 	c->total += (unsigned long long)r;
-	if (c->dst >= 0 && forward(c->dst, tmp, (size_t)r) < 0) {
+	if (c->dst >= 0 && c->hold_ms > 0) {
+		/* the one before goes on; this one waits for what follows it */
+		char *copy = malloc((size_t)r);
+		if (release_held(c) == 0 && copy) {
+			memcpy(copy, tmp, (size_t)r);
+			c->held = copy;
+			c->held_len = (size_t)r;
+			c->held_at = sb_clock_monotonic_ms();
+			copy = NULL;
+		} else if (c->dst >= 0 && forward(c->dst, tmp, (size_t)r) < 0) {
+			c->dst = -1;
+		}
+		free(copy);
+		if (c->dst < 0) {
+			c->broken = 1;
+			close(c->fd);
+			c->fd = -1;
+		}
+	} else if (c->dst >= 0 && forward(c->dst, tmp, (size_t)r) < 0) {
 		/* as if the child had written to the fd itself: it gets EPIPE */
 		c->broken = 1;
 		c->dst = -1;
@@ -270,7 +307,7 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 	size_t max = o->capture_max ? o->capture_max : 65536;
 	struct capture cap[2] = {
 		{ .fd = -1, .dst = o->tee ? o->stdout_fd : -1, .cap = 1, .max = max },
-		{ .fd = -1, .dst = o->tee ? o->stderr_fd : -1, .cap = 1, .max = max },
+		{ .fd = -1, .dst = o->tee ? o->stderr_fd : -1, .cap = 1, .max = max, .hold_ms = o->hold_tail_ms },
 	};
 	int pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, status = 0, e = 0;
 	pid_t pid = -1;
@@ -347,8 +384,14 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 			if (left < wait_ms)
 				wait_ms = (int)left;
 		}
+		if (cap[1].held) {
+			long long quiet = cap[1].held_at + cap[1].hold_ms - sb_clock_monotonic_ms();
+			wait_ms = quiet < 0 ? 0 : quiet < wait_ms ? (int)quiet : wait_ms;
+		}
 		if (poll(pfd, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			break;
+		if (cap[1].held && sb_clock_monotonic_ms() - cap[1].held_at >= cap[1].hold_ms && release_held(&cap[1]) < 0)
+			cap[1].broken = 1;
 		for (int i = 0, j = 0; i < 2; i++) {
 			if (cap[i].fd < 0)
 				continue;
@@ -389,6 +432,11 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 			;
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	}
+	/* held back only for a child that ended: the caller decides */
+	if (!exited && release_held(&cap[1]) < 0)
+		cap[1].broken = 1;
+	out->held = cap[1].held;
+	out->held_len = cap[1].held_len;
 	out->out = cap[0].buf;
 	out->out_len = cap[0].len;
 	out->errout = cap[1].buf;
@@ -409,6 +457,7 @@ void sb_proc_result_clear(struct sb_proc_result *r)
 		return;
 	free(r->out);
 	free(r->errout);
+	free(r->held);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -19,6 +19,11 @@ struct sb_proc_opts {
 	 * as well. A reader that goes away (EPIPE) closes the pipe: the child sees
 	 * EPIPE as it would have on the fd itself. */
 	int tee;
+	/* With tee: stderr's latest write is passed on only when more comes or
+	 * after this many ms of quiet; at the child's exit it is left in the
+	 * result's held, for the caller to pass on or not (what `runsc exec`
+	 * itself says as it fails shares the command's stderr). 0: none. */
+	int hold_tail_ms;
 	/* Runs in the child between fork and exec (namespace set-up); a non-zero
 	 * return makes the child exit 126 without running argv. */
 	int (*pre_exec)(void *arg);
@@ -32,6 +37,8 @@ struct sb_proc_result {
 	char *errout;            /* captured stderr */
 	size_t out_len, err_len;
 	unsigned long long out_total, err_total;   /* bytes written to each captured stream, kept or not */
+	char *held;              /* hold_tail_ms: stderr's last write, not passed on (NULL: none) */
+	size_t held_len;
 };
 
 #define SB_PROC_OPTS_DEFAULT { .timeout_ms = 60000, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 }

@@ -143,7 +143,9 @@ static int note_death(struct sb_box *b, enum sb_gone why, struct sb_error *err)
 		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' was stopped or removed as the command started"), name);
 	if (removed)
 		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is gone: it was temporary and the host restarted"), name);
-	return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is no longer running: it died (memory limit or crash); "
+	if (why == SB_GONE_MEMORY)
+		return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' ended: %s"), name, b->rec.reason);
+	return sb_error_set(err, SB_ERR_STATE, _("sandbox '%s' is no longer running: it died (crash or kill); "
 						 "'sandbench restore %s' starts it again from its disk"), name, name);
 }
 
@@ -167,6 +169,38 @@ static int stopped_meanwhile(struct sb_box *b)
 		close(b->lock_fd);
 	b->lock_fd = -1;
 	return moved;
+}
+
+/* The end of the command's stderr waits this long for more (hold_tail_ms):
+ * a command that ends meanwhile loses no time; one that goes quiet after a
+ * line on stderr shows it this much later. */
+#define HOLD_TAIL_MS 100
+
+/* The held end of the command's stderr goes on to fd, but for runsc's own
+ * last line when the sandbox went away under the exec ("urpc method ...
+ * failed: EOF"): that goes to the log, and the error says what happened. */
+static void pass_held(struct sb_proc_result *res, int fd, int runsc_failed, const char *name)
+{
+	size_t n = res->held_len, start;
+
+	if (!res->held)
+		return;
+	if (runsc_failed) {
+		while (n && res->held[n - 1] == '\n')
+			n--;
+		for (start = n; start && res->held[start - 1] != '\n'; start--)
+			;
+		sb_log("runsc exec in sandbox '%s' failed: %.*s", name, (int)(n - start), res->held + start);
+		size_t cut = res->held_len - start;
+		if (res->errout && res->err_len >= cut && !memcmp(res->errout + res->err_len - cut, res->held + start, cut))
+			res->errout[res->err_len -= cut] = '\0';
+		n = start;
+	}
+	if (fd >= 0 && n)
+		sb_fs_write_all(fd, res->held, n);
+	free(res->held);
+	res->held = NULL;
+	res->held_len = 0;
 }
 
 /* Each stream goes to the caller's fd through a pipe, so that the timeline
@@ -227,6 +261,7 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	x.proc.stdout_fd = opts->stdout_fd;
 	x.proc.stderr_fd = opts->stderr_fd;
 	x.proc.tee = 1;
+	x.proc.hold_tail_ms = HOLD_TAIL_MS;
 	x.proc.capture_max = capture_size(opts, &b.settings);
 	char *ipid_file = opts->timeout_ms > 0 ? sb_strdupf("%s/exec-%ld.ipid", b.shells, (long)getpid()) : NULL;
 	x.ipid_file = ipid_file;
@@ -260,6 +295,12 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 			     (opts->timeout_ms + 999) / 1000);
 		rc = 0;
 	}
+	/* 128 is also runsc's own failure: the sandbox may have died under us,
+	 * or another command stopped it as this one started */
+	enum sb_gone why = SB_ALIVE;
+	int dead = rc == 0 && res.status == 128 && !res.timed_out &&
+		   ((why = sb_box_gone(&b)) != SB_ALIVE || stopped_meanwhile(&b));
+	pass_held(&res, opts->stderr_fd, dead, name);
 	/* a long command counts as activity until it ends */
 	struct sb_error ignored;
 	sb_box_touch(&b, &ignored);
@@ -274,14 +315,9 @@ int sb_sandbox_exec(struct sb_exec_result *out, struct sb_root *root, const char
 	out->out_len = res.out_len;
 	out->errout = res.errout;
 	out->err_len = res.err_len;
-	/* 128 is also runsc's own failure: the sandbox may have died under us,
-	 * or another command stopped it as this one started */
-	if (rc == 0 && res.status == 128 && !res.timed_out) {
-		enum sb_gone why = sb_box_gone(&b);
-		if (why != SB_ALIVE || stopped_meanwhile(&b)) {
-			rc = note_death(&b, why, err);
-			sb_exec_result_clear(out);
-		}
+	if (dead) {
+		rc = note_death(&b, why, err);
+		sb_exec_result_clear(out);
 	}
 	sb_box_proc_clear(&bp);
 out:

@@ -69,6 +69,7 @@ enum sb_gone {
 	SB_ALIVE = 0,
 	SB_GONE_RESTART,                 /* the host restarted since its last boot */
 	SB_GONE_DIED,                    /* its sandbox process is gone */
+	SB_GONE_MEMORY,                  /* the host ended it: it used more than its memory limit */
 };
 /* Cheap (no runtime call): the boot id of its last boot, then the backend's
  * liveness check. SB_ALIVE for records not in state running. */

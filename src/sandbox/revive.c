@@ -5,8 +5,15 @@
  * since its disk had no syncs (its upper may be torn). */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include "base/fs.h"
 #include "base/host.h"
 #include "base/i18n.h"
 #include "base/log.h"
@@ -23,7 +30,9 @@ enum sb_gone sb_sandbox_gone(const struct sb_record *rec, const char *dir, const
 	if (rec->boot_id[0] && sb_host_boot_id(boot, NULL) == 0 && strcmp(boot, rec->boot_id) != 0)
 		return SB_GONE_RESTART;
 	struct sb_backend_sandbox t = { .rec = rec, .dir = dir };
-	return be->alive(be_state, &t) ? SB_ALIVE : SB_GONE_DIED;
+	if (be->alive(be_state, &t))
+		return SB_ALIVE;
+	return be->out_of_memory && be->out_of_memory(be_state, &t) ? SB_GONE_MEMORY : SB_GONE_DIED;
 }
 
 const char *sb_gone_reason(enum sb_gone why)
@@ -32,7 +41,10 @@ const char *sb_gone_reason(enum sb_gone why)
 	case SB_GONE_RESTART:
 		return _("the host restarted: its processes are gone, its disk is kept; restore cold-starts it");
 	case SB_GONE_DIED:
-		return _("the sandbox died (memory limit, crash or kill): its disk is kept; restore cold-starts it");
+		return _("the sandbox died (crash or kill): its disk is kept; restore cold-starts it");
+	case SB_GONE_MEMORY:
+		return _("it used more memory than its limit (--memory) and the host ended it whole: its disk is kept; "
+			 "restore cold-starts it");
 	default:
 		return "";
 	}
@@ -45,10 +57,44 @@ enum sb_gone sb_box_gone(struct sb_box *b)
 	return sb_sandbox_gone(&b->rec, b->dir, b->be, b->be_state);
 }
 
+/* The ids of the sandbox's sessions whose holder still lives (it holds its
+ * lock file exclusively: the session module's test), ", "-separated; NULL
+ * when none (malloc'd). */
+static char *live_sessions(const char *dir)
+{
+	char *path = sb_path_join(dir, "sessions"), *list = NULL;
+	DIR *d = path ? opendir(path) : NULL;
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *lock = sb_strdupf("%s/%s/lock", path, de->d_name);
+		int fd = lock ? open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+		int live = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		if (fd >= 0)
+			close(fd);
+		free(lock);
+		char *more = live ? sb_strdupf("%s%s%s", list ? list : "", list ? ", " : "", de->d_name) : NULL;
+		if (more) {
+			free(list);
+			list = more;
+		}
+	}
+	if (d)
+		closedir(d);
+	free(path);
+	return list;
+}
+
 int sb_box_settle(struct sb_box *b, enum sb_gone why, int *removed, struct sb_error *err)
 {
 	struct sb_error ignored;
+	/* the sessions it ended, named where the user reads why */
+	char *sessions = why == SB_GONE_MEMORY ? live_sessions(b->dir) : NULL;
+	char *reason = sessions ? sb_strdupf(_("%s; sessions ended: %s"), sb_gone_reason(why), sessions) : NULL;
 
+	free(sessions);
 	*removed = 0;
 	/* what is left of it: a deleted container's state, a mounted disk, cgroups */
 	sb_box_end_shells(b);
@@ -56,9 +102,13 @@ int sb_box_settle(struct sb_box *b, enum sb_gone why, int *removed, struct sb_er
 	if (why == SB_GONE_RESTART && b->rec.kind == SB_KIND_TEMPORARY) {
 		sb_log("removing temporary sandbox '%s': %s", b->rec.name, _("the host restarted and its disk had no syncs"));
 		*removed = 1;
+		free(reason);
 		return sb_box_destroy(b, 1, err);
 	}
-	return sb_record_transition_as(b->root, &b->rec, SB_STATE_STOPPED, sb_gone_reason(why), SB_TIMELINE_SANDBENCH, err);
+	int rc = sb_record_transition_as(b->root, &b->rec, SB_STATE_STOPPED, reason ? reason : sb_gone_reason(why),
+					 SB_TIMELINE_SANDBENCH, err);
+	free(reason);
+	return rc;
 }
 
 int sb_box_settle_if_gone(struct sb_box *b, struct sb_error *err)

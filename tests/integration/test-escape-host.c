@@ -157,12 +157,20 @@ Test(escape_host, limits_cannot_be_raised_from_inside)
 	char *mem2 = cgroup_value(id, "memory", "memory.limit_in_bytes"), *pids2 = cgroup_value(id, "pids", "pids.max");
 	cr_assert_str_eq(mem2, mem, "the memory limit moved");
 	cr_assert_str_eq(pids2, pids, "the pids limit moved");
-	/* and using more than the limit ends the sandbox, which says so */
+	/* and using more than the limit (memory no process's address-space
+	 * limit counts: a tmpfs) ends the sandbox, which says so: one line
+	 * naming the sessions that ended with it, none of runsc's own words */
+	sbf_ok(SB("session", "start", "lim", "s1"), "session start");
 	r = SB("exec", "lim", "--", "sh", "-c", "head -c 200000000 /dev/zero > /dev/shm/fill");
 	cr_assert_neq(r.status, 0, "200 MB in a 64 MiB sandbox: %s", r.out);
+	cr_assert(strstr(r.err, "used more memory than its limit") && strstr(r.err, "sessions ended: s1"), "%s", r.err);
+	const char *nl = strchr(r.err, '\n');
+	cr_assert(!strstr(r.err, "urpc") && !strstr(r.err, "runsc") && nl && !strchr(nl + 1, '\n'),
+		  "not one line of sandbench's: %s", r.err);
 	tu_run_free(&r);
 	r = SB("inspect", "lim");
-	cr_assert(r.status == 0 && strstr(r.out, "stopped") && strstr(r.out, "memory limit"), "%s", r.out);
+	cr_assert(r.status == 0 && strstr(r.out, "stopped") && strstr(r.out, "used more memory than its limit") &&
+		  strstr(r.out, "s1") && !strstr(r.out, "crash"), "%s", r.out);
 	tu_run_free(&r);
 	free(mem);
 	free(mem2);

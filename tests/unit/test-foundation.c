@@ -269,6 +269,38 @@ Test(foundation, proc_captures_and_times_out)
 	close(p[1]);
 }
 
+/* hold_tail_ms: stderr's latest write goes on once quiet (the child waits
+ * to see it in the tee's file), the one at the child's exit is the caller's. */
+Test(foundation, proc_tee_holds_the_last_stderr_write_for_the_caller)
+{
+	char path[] = "/tmp/sb-hold-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	char *cmd = sb_strdupf("printf 'first\\n' >&2; until grep -q first %s; do :; done; printf 'last\\n' >&2; exit 3",
+			       path);
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct sb_proc_opts opts = SB_PROC_OPTS_DEFAULT;
+	struct sb_proc_result res;
+
+	opts.timeout_ms = 20000;
+	opts.stderr_fd = fd;
+	opts.tee = 1;
+	opts.hold_tail_ms = 50;
+	cr_assert_eq(sb_proc_run(&res, argv, &opts, NULL), 0);
+	cr_assert_eq(res.status, 3, "the first write was never passed on (status %d)", res.status);
+	cr_assert(res.held && res.held_len == 5 && !memcmp(res.held, "last\n", 5), "held: %.*s", (int)res.held_len,
+		  res.held ? res.held : "");
+	cr_assert_str_eq(res.errout, "first\nlast\n");
+	char *text = NULL;
+	cr_assert_eq(sb_fs_read_file(&text, NULL, path, 4096, NULL), 0);
+	cr_assert_str_eq(text, "first\n", "only the quiet write went on");
+	free(text);
+	sb_proc_result_clear(&res);
+	free(cmd);
+	close(fd);
+	unlink(path);
+}
+
 /* More kept children than the table once held (64): the orphan reaper takes
  * none of them from their owner, and still reaps a child nobody keeps. */
 Test(foundation, proc_reaper_never_takes_a_kept_child)

@@ -99,7 +99,8 @@ static int log_error(int rc, const char *log, const char *what, const char *name
 	}
 	if (!why)
 		why = any;
-	sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed: %.400s"), what, name, why ? why : "");
+	sb_log("runsc %s of sandbox '%s' failed: %.400s", what, name, why ? why : "");
+	sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed; %s"), what, name, sb_runsc_log_hint());
 	free(text);
 	return rc;
 }

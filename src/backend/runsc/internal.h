@@ -77,6 +77,9 @@ int sb_runsc_argv(char ***out, const struct sb_runsc *rs, const struct sb_runsc_
 int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct sb_runsc_call *call,
 		 struct sb_error *err);
 const char *sb_runsc_path(const struct sb_runsc *rs);
+/* Where the user finds what runsc said when a call failed: its own words go
+ * to sandbench's log, never into a message. */
+const char *sb_runsc_log_hint(void);
 
 /* A sandbox's disk: an overlay whose lower layer is the image rootfs (shared,
  * read-only) and whose upper/work dirs belong to the sandbox. */
@@ -112,6 +115,12 @@ json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, co
  * cannot be built. */
 json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd,
 			     const struct sb_backend_user *user);
+/* The RLIMIT_AS every process of rec's sandbox gets (bytes; 0: no memory
+ * limit, none). */
+unsigned long long sb_spec_as_limit(const struct sb_record *rec);
+/* Adds that RLIMIT_AS to proc's rlimits; NULL (proc freed) when it cannot:
+ * never a process left without its limit. proc NULL: NULL. */
+json_t *sb_spec_limit_process(json_t *proc, const struct sb_record *rec);
 /* SB_ERR_NOMEM when a part cannot be built: never a spec with a mount or a
  * limit left out. */
 int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error *err);

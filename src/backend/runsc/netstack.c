@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/log.h"
 #include "base/jsonfile.h"
 #include "internal.h"
 #include "net/network.h"
@@ -127,16 +128,19 @@ static int probe_attempt(int *refused, struct probe *p, int workaround, struct s
 	int rc = probe_runsc(&res, p, "create", 0, err);
 
 	*refused = 0;
-	if (rc == 0 && res.status != 0)
-		rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc could not create a probe sandbox: %s"),
-				  sb_proc_last_line(&res, line, sizeof(line)));
+	if (rc == 0 && res.status != 0) {
+		sb_log("runsc create of a network probe failed: %s", sb_proc_last_line(&res, line, sizeof(line)));
+		rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc could not create a probe sandbox; %s"), sb_runsc_log_hint());
+	}
 	sb_proc_result_clear(&res);
 	if (rc == 0 && (rc = probe_runsc(&res, p, "start", workaround, err)) == 0 && res.status != 0) {
 		if (strstr(res.errout, SB_NETSTACK_ROOTNS_ERROR))
 			*refused = 1;
-		else
-			rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc could not start a probe sandbox with network: %s"),
-					  sb_proc_last_line(&res, line, sizeof(line)));
+		else {
+			sb_log("runsc start of a network probe failed: %s", sb_proc_last_line(&res, line, sizeof(line)));
+			rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc could not start a probe sandbox with network; %s"),
+					  sb_runsc_log_hint());
+		}
 	}
 	sb_proc_result_clear(&res);
 	probe_runsc(&res, p, "delete", 0, NULL);

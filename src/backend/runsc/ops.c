@@ -88,13 +88,17 @@ static int be_teardown(void *p, const struct sb_backend_sandbox *sb, unsigned fl
 	return rc < 0 ? rc : trc;
 }
 
-/* Secret values must not be in runsc's command line (/proc/PID/cmdline, which
- * every user may read) nor in a file: the whole process goes into a memory
- * file that runsc (root) opens through this process's /proc/PID/fd while it
- * runs. Returns the fd (the caller closes it), or a negative error. */
-static int secret_process(char *path, size_t size, const struct sb_backend_exec *x, struct sb_error *err)
+/* The process goes to runsc as a --process file when it carries what runsc
+ * exec's command line cannot: its RLIMIT_AS, secret values. Secrets must not
+ * be in runsc's command line (/proc/PID/cmdline, which every user may read)
+ * nor in a file: the whole process goes into a memory file that runsc (root)
+ * opens through this process's /proc/PID/fd while it runs. Returns the fd
+ * (the caller closes it), or a negative error. */
+static int process_memfd(char *path, size_t size, const struct sb_backend_sandbox *sb,
+			 const struct sb_backend_exec *x, struct sb_error *err)
 {
-	json_t *proc = sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd, x->user);
+	json_t *proc = sb_spec_limit_process(sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd, x->user),
+					     sb->rec);
 	char *text = proc ? json_dumps(proc, JSON_COMPACT) : NULL;
 	int fd = text ? memfd_create("sandbench-exec", MFD_CLOEXEC) : -1;
 	int rc = fd;
@@ -103,7 +107,7 @@ static int secret_process(char *path, size_t size, const struct sb_backend_exec 
 	if (!text)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	else if (fd < 0 || sb_fs_write_all(fd, text, strlen(text)) < 0)
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot pass the secret environment to runsc"));
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot pass the process to run to runsc"));
 	if (text) {
 		explicit_bzero(text, strlen(text));
 		free(text);
@@ -123,8 +127,8 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 
 	if (!be_rs(p, err))
 		return SB_ERR_PREREQ;
-	if (x->secret_env && x->secret_env[0]) {
-		if ((fd = secret_process(path, sizeof(path), x, err)) < 0)
+	if ((x->secret_env && x->secret_env[0]) || sb_spec_as_limit(sb->rec)) {
+		if ((fd = process_memfd(path, sizeof(path), sb, x, err)) < 0)
 			return fd;
 		c.process_file = path;
 	} else {
@@ -150,7 +154,8 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 static int be_pty(char ***argv, void *p, const struct sb_backend_sandbox *sb, const struct sb_backend_exec *x,
 		  struct sb_error *err)
 {
-	json_t *proc = sb_spec_process(x->argv, x->env, x->cwd, x->user, 1, x->rows, x->cols);
+	json_t *proc = sb_spec_limit_process(sb_spec_process(x->argv, x->env, x->cwd, x->user, 1, x->rows, x->cols),
+					     sb->rec);
 	int rc;
 
 	*argv = NULL;
@@ -235,6 +240,24 @@ static int be_alive(void *p, const struct sb_backend_sandbox *sb)
 		return 0;
 	close(fd);
 	return 1;
+}
+
+/* The kernel's OOM killer ended a process of the sandbox's memory cgroup
+ * (runsc's /<id>, there until teardown): with the sentry's memory in it, the
+ * whole sandbox. */
+static int be_out_of_memory(void *p, const struct sb_backend_sandbox *sb)
+{
+	char *path = sb_strdupf("/sys/fs/cgroup/memory/%s/memory.oom_control", sb->rec->id), *text = NULL;
+	int hit = 0;
+
+	(void)p;
+	if (path && sb->rec->id[0] && sb_fs_read_file(&text, NULL, path, 4096, NULL) == 0) {
+		const char *k = strstr(text, "oom_kill ");
+		hit = k && strtoull(k + 9, NULL, 10) > 0;
+	}
+	free(text);
+	free(path);
+	return hit;
 }
 
 static unsigned long long json_u64(json_t *obj, const char *path1, const char *path2)
@@ -357,6 +380,7 @@ const struct sb_backend_ops sb_backend_runsc = {
 	.pause = be_pause,
 	.resume = be_resume,
 	.alive = be_alive,
+	.out_of_memory = be_out_of_memory,
 	.stats = be_stats,
 	.list = be_list,
 	.remove_object = be_remove_object,

@@ -140,6 +140,11 @@ void sb_runsc_close(struct sb_runsc *rs)
 	free(rs);
 }
 
+const char *sb_runsc_log_hint(void)
+{
+	return _("runsc's own message is in the log (-v or SANDBENCH_LOG=FILE)");
+}
+
 const char *sb_runsc_path(const struct sb_runsc *rs)
 {
 	return rs->path;
@@ -255,9 +260,13 @@ int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct s
 	if (rc == SB_ERR_TIMEOUT)
 		sb_error_set(err, SB_ERR_TIMEOUT, _("runsc %s of '%s' did not finish within %d s"), ops[call->op].name,
 			     call->id ? call->id : "-", opts.timeout_ms / 1000);
-	else if (rc == 0 && res->status != 0 && !call->any_status)
-		rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc %s of '%s' failed (exit %d): %s"), ops[call->op].name,
-				  call->id ? call->id : "-", res->status, sb_proc_last_line(res, line, sizeof(line)));
+	else if (rc == 0 && res->status != 0 && !call->any_status) {
+		/* runsc's own words are a diagnosis for the log, not a message */
+		sb_log("runsc %s of '%s' failed (exit %d): %s", ops[call->op].name, call->id ? call->id : "-",
+		       res->status, sb_proc_last_line(res, line, sizeof(line)));
+		rc = sb_error_set(err, SB_ERR_RUNTIME, _("runsc %s of '%s' failed (exit %d); %s"), ops[call->op].name,
+				  call->id ? call->id : "-", res->status, sb_runsc_log_hint());
+	}
 	sb_backend_argv_free(argv);
 	if (res == &local)
 		sb_proc_result_clear(&local);

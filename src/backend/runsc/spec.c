@@ -11,6 +11,13 @@
 #define CPU_PERIOD 100000
 /* pids.limit counts runsc's host threads, not guest processes: a loose cap only */
 #define PIDS_LIMIT 4096
+/* RLIMIT_AS of every process = this many times the memory limit. The sentry
+ * keeps no per-sandbox memory account that could fail one allocation: the
+ * host's memory cgroup ends the whole sandbox. An address-space limit makes
+ * one greedy process's malloc fail inside instead. It counts what a program
+ * maps without using (thread stacks, malloc arenas, reserved heaps), hence
+ * the room above the limit; measured in docs/security.md ("Memory"). */
+#define AS_FACTOR 2
 
 static const char *const default_env[] = {
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -63,6 +70,28 @@ json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, co
 	if (terminal && rows && cols)
 		p = sb_json_set(p, "consoleSize", json_pack("{s:i, s:i}", "height", rows, "width", cols));
 	return p;
+}
+
+unsigned long long sb_spec_as_limit(const struct sb_record *rec)
+{
+	if (!rec || !rec->memory)
+		return 0;
+	return rec->memory > ~0ULL / AS_FACTOR ? ~0ULL : rec->memory * AS_FACTOR;
+}
+
+json_t *sb_spec_limit_process(json_t *proc, const struct sb_record *rec)
+{
+	unsigned long long as = sb_spec_as_limit(rec);
+	json_t *rl = json_object_get(proc, "rlimits");
+
+	if (!proc || !as)
+		return proc;
+	if (!rl || json_array_append_new(rl, json_pack("{s:s, s:I, s:I}", "type", "RLIMIT_AS", "hard", (json_int_t)as,
+							"soft", (json_int_t)as)) < 0) {
+		json_decref(proc);
+		return NULL;
+	}
+	return proc;
 }
 
 static size_t count(const char *const *v)
@@ -163,7 +192,7 @@ int sb_spec_build(json_t **out, const struct sb_spec_params *p, struct sb_error 
 					      : json_pack("{s:s}", "type", "network"));
 	json_t *doc = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:{s:o, s:o}}",
 				"ociVersion", "1.0.2",
-				"process", sb_spec_process(init_args, NULL, "/", NULL, 0, 0, 0),
+				"process", sb_spec_limit_process(sb_spec_process(init_args, NULL, "/", NULL, 0, 0, 0), p->rec),
 				"root", "path", p->rootfs, "readonly", 0,
 				"hostname", p->rec->name,
 				"mounts", mounts,
