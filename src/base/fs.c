@@ -359,7 +359,16 @@ int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err)
 	return rc;
 }
 
-static int tree_size(int dfd, unsigned long long *total, const char *path, struct sb_error *err)
+/* What a tree walk counts: apparent sizes, or blocks on one file system. */
+struct tree_walk {
+	unsigned long long total;
+	dev_t dev;
+	int blocks;             /* st_blocks * 512, and stay on dev (no mount crossed) */
+};
+
+#define TREE_MAX_DEPTH 256   /* a deeper tree (a guest can make one) is counted to here */
+
+static int tree_size(int dfd, struct tree_walk *w, int depth, const char *path, struct sb_error *err)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
@@ -372,13 +381,15 @@ static int tree_size(int dfd, unsigned long long *total, const char *path, struc
 		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || (w->blocks && st.st_dev != w->dev))
 			continue;
-		if (S_ISREG(st.st_mode)) {
-			*total += (unsigned long long)st.st_size;
-		} else if (S_ISDIR(st.st_mode)) {
+		if (w->blocks)
+			w->total += (unsigned long long)st.st_blocks * 512ULL;
+		else if (S_ISREG(st.st_mode))
+			w->total += (unsigned long long)st.st_size;
+		if (S_ISDIR(st.st_mode) && depth < TREE_MAX_DEPTH) {
 			int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
-			if (cfd >= 0 && (rc = tree_size(cfd, total, path, err)) < 0) {
+			if (cfd >= 0 && (rc = tree_size(cfd, w, depth + 1, path, err)) < 0) {
 				closedir(d);
 				return rc;
 			}
@@ -388,12 +399,31 @@ static int tree_size(int dfd, unsigned long long *total, const char *path, struc
 	return 0;
 }
 
-int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err)
+static int tree_walk(unsigned long long *out, const char *path, int blocks, struct sb_error *err)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
+	struct tree_walk w = { .blocks = blocks };
+	struct stat st;
 
 	*out = 0;
-	if (fd < 0)
-		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), path);
-	return tree_size(fd, out, path, err);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), path);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	w.dev = st.st_dev;
+	rc = tree_size(fd, &w, 0, path, err);
+	*out = w.total;
+	return rc;
+}
+
+int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err)
+{
+	return tree_walk(out, path, 0, err);
+}
+
+int sb_fs_disk_usage(unsigned long long *out, const char *path, struct sb_error *err)
+{
+	return tree_walk(out, path, 1, err);
 }

@@ -44,5 +44,8 @@ int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err);
 int sb_fs_remove_stale_temps(unsigned *removed, const char *dir, int dry_run, struct sb_error *err);
 /* Total bytes of regular files under path (no symlinks followed). */
 int sb_fs_tree_size(unsigned long long *out, const char *path, struct sb_error *err);
+/* Disk space used under path (blocks, directories included): nothing
+ * followed, no mount crossed, at most 256 levels deep. */
+int sb_fs_disk_usage(unsigned long long *out, const char *path, struct sb_error *err);
 
 #endif

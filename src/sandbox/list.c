@@ -276,3 +276,16 @@ out:
 	sb_box_close(&b);
 	return rc;
 }
+
+int sb_sandbox_disk_usage(struct sb_sandbox_disk *out, struct sb_root *root, const char *name, struct sb_error *err)
+{
+	struct sb_box b;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = sb_box_open(&b, root, name, BOX_LOCK_NONE, 1, err)) == 0 &&
+	    (rc = sb_fs_disk_usage(&out->upper, b.upper, err)) == 0)
+		rc = sb_fs_disk_usage(&out->workspace, b.workspace, err);
+	sb_box_close(&b);
+	return rc;
+}
