@@ -119,21 +119,40 @@ void ui_procs_open(struct ui_app *app)
 	open_for(app, s->rec.name);
 }
 
+/* The sandbox's resources and history above the list (the details pane is
+ * not on screen at 80x24: here they are). */
+struct res_lines {
+	WINDOW *w;
+	int y, width;
+};
+
+static void res_line(void *user, const char *label, const char *value, int warn)
+{
+	struct res_lines *c = user;
+
+	ui_draw_text(c->w, c->y, 2, 13, label, ui_theme_attr(UI_ROLE_DIM), UI_LEFT);
+	ui_draw_text(c->w, c->y++, 16, c->width - 17, value, ui_theme_attr(warn ? UI_ROLE_WARN : UI_ROLE_DIALOG), UI_LEFT);
+}
+
 void ui_procs_draw(struct ui_app *app)
 {
 	struct procs_view *v = app->overlay_state;
 	struct ui_rect r = ui_layout_dialog(&app->layout, app->layout.rows - 2, app->layout.cols - 2);
 	WINDOW *w = app->w_overlay;
-	int body = r.h - 4;
+	struct sb_sandbox_info *s = ui_app_find_sandbox(app, v->name);
+	struct res_lines rl = { w, 1, r.w };
 	char title[128];
 
 	snprintf(title, sizeof(title), _("Processes in %s"), v->name);
 	ui_draw_dialog(w, &r, title);
+	if (s && r.h >= 16)
+		ui_resources_details(app, s, res_line, &rl);
+	int top = rl.y, body = r.h - 3 - top;
 	if (v->loading || v->error[0])
-		ui_draw_put(w, 1, 2, r.w - 4, v->error[0] ? v->error : _("listing..."),
+		ui_draw_put(w, top, 2, r.w - 4, v->error[0] ? v->error : _("listing..."),
 			    ui_theme_attr(v->error[0] ? UI_ROLE_WARN : UI_ROLE_DIM));
 	else
-		ui_draw_text(w, 1, 1, r.w - 2, v->header, ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
+		ui_draw_text(w, top, 1, r.w - 2, v->header, ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
 	if (v->selected < v->top)
 		v->top = v->selected;
 	if (body > 0 && v->selected >= v->top + (size_t)body)
@@ -141,7 +160,7 @@ void ui_procs_draw(struct ui_app *app)
 	for (int y = 0; !v->loading && y < body && v->top + (size_t)y < v->n; y++) {
 		size_t i = v->top + (size_t)y;
 		attr_t a = i == v->selected ? ui_theme_attr(UI_ROLE_SELECTED) : ui_theme_attr(UI_ROLE_DIALOG);
-		ui_draw_text(w, 2 + y, 1, r.w - 2, v->rows[i], a, UI_LEFT);
+		ui_draw_text(w, top + 1 + y, 1, r.w - 2, v->rows[i], a, UI_LEFT);
 	}
 	ui_draw_put(w, r.h - 2, 2, r.w - 4, _("t: send TERM   K: send KILL   r: list again   q, Esc: close"),
 		    ui_theme_attr(UI_ROLE_KEY));

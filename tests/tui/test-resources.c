@@ -102,6 +102,29 @@ Test(tui, disk_column_counts_the_workspace_without_following_links)
 	quit(t);
 }
 
+/* At 80x24 there is no details pane: the process view carries the numbers
+ * and the history graph, in plain characters on a monochrome terminal. */
+Test(tui, resources_and_history_at_80x24_in_monochrome)
+{
+	const char *env[] = { "TERM=xterm-mono", NULL };
+	const char *argv[] = { "--root", root_dir, NULL };
+
+	cli_ok("create", "small", "--image", image, "--memory=256m", NULL);
+	struct tui *t = tui_start(24, 80, argv, env);
+	cr_assert_not_null(t);
+	running = t;
+	cr_assert_eq(tui_wait_row(t, "^small ", "running", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "T");
+	cr_assert_eq(tui_wait_text(t, "Processes in small", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "of 256M", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "sleep 3600", WAIT), 0, "%s", tui_screen(t));
+	/* two samples make a graph: "[__" and the scale */
+	cr_assert_eq(tui_wait_row(t, "CPU history", "[__", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "Mem history", "] 256M", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "q");
+	quit(t);
+}
+
 static int no_row_with(struct tui *t, const char *text, const char *unused)
 {
 	(void)unused;
