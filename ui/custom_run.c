@@ -73,6 +73,12 @@ static int job_custom(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, s
 
 static void custom_done(struct ui_app *app, int rc, const char *message, void *arg)
 {
+	/* another dialog came up meanwhile: it keeps the screen */
+	if (app->overlay != UI_OV_NONE && app->overlay != UI_OV_VIEWER) {
+		ui_app_message(app, rc < 0, _("'%s' ended; its output was not shown (a dialog was open)"),
+			       ((struct custom_job *)arg)->title);
+		return;
+	}
 	ui_viewer_open(app, ((struct custom_job *)arg)->title, message);
 	if (rc < 0)
 		ui_app_message(app, 1, "%s", message);

@@ -212,6 +212,7 @@ static void ask_signal(struct ui_app *app, struct procs_view *v, const char *sig
 	snprintf(name, sizeof(name), "%s", v->name);
 	snprintf(title, sizeof(title), _("send %s to process %s?"), sig, pending.pid);
 	snprintf(text, sizeof(text), _("%s\n\nin sandbox %s"), row, name);
+	ui_overlay_close(app);   /* the dialog takes the overlay; the list comes back after */
 	ui_confirm_open(app, title, text, _("send it"), do_signal, name);
 }
 

@@ -14,6 +14,9 @@
 #include "ui.h"
 
 #define DISK_MS 30000   /* a big workspace is walked at most this often */
+/* "%63s": a name of at most SB_SANDBOX_NAME_MAX bytes */
+#define NAME_FMT_(n) "%" #n "s"
+#define NAME_FMT(n) NAME_FMT_(n)
 
 struct res_state {
 	/* the selected sandbox's history, oldest first */
@@ -93,7 +96,8 @@ static int parse_sample(struct ui_memuse *m, const char *line, const struct ui_m
 {
 	char name[SB_SANDBOX_NAME_MAX + 1];
 
-	if (sscanf(line, "%64s %llu %llu %llu %llu", name, &m->used, &m->limit, &m->cpu_ns, &m->tasks) != 5)
+	if (sscanf(line, NAME_FMT(SB_SANDBOX_NAME_MAX) " %llu %llu %llu %llu", name, &m->used, &m->limit, &m->cpu_ns,
+		   &m->tasks) != 5)
 		return -1;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->at_ms = at;
@@ -123,7 +127,8 @@ static void sample_done(struct ui_app *app, int rc, const char *message, void *a
 	app->n_memuse = 0;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (*line == '=') {
-			if (sscanf(line + 1, "%64s %llu %llu", rs->disk_name, &rs->disk.upper, &rs->disk.workspace) == 3)
+			if (sscanf(line + 1, NAME_FMT(SB_SANDBOX_NAME_MAX) " %llu %llu", rs->disk_name, &rs->disk.upper,
+				   &rs->disk.workspace) == 3)
 				rs->disk_at = at;
 			continue;
 		}
