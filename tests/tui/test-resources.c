@@ -161,10 +161,20 @@ Test(tui, process_list_and_a_signal_that_ends_one)
 	quit(t);
 }
 
+/* A fresh folder inside the test's root: the suite's teardown removes it
+ * with the root even when an assertion ends the test half-way. */
+static char *scratch(const char *tag)
+{
+	char *dir = sb_strdupf("%s/%s", root_dir, tag);
+
+	cr_assert_eq(sb_fs_mkdirs(dir, 0755, NULL), 0);
+	return dir;
+}
+
 /* A keys.conf in a fresh XDG_CONFIG_HOME; returns the env entry (malloc'd). */
 static char *key_file(char **dir, const char *text)
 {
-	*dir = tu_tempdir("keys");
+	*dir = scratch("xdg");
 	char *sub = sb_strdupf("%s/sandbench", *dir), *conf = sb_strdupf("%s/keys.conf", sub);
 
 	cr_assert_eq(sb_fs_mkdirs(sub, 0755, NULL), 0);
@@ -194,7 +204,7 @@ Test(tui, custom_command_runs_with_the_name_and_shows_its_output)
 
 Test(tui, custom_command_hostile_owner_and_name_cannot_inject)
 {
-	char *marker = tu_tempdir("inject"), owner[512], *dir, *env;
+	char *marker = scratch("m"), owner[512], *dir, *env;
 
 	/* names are validated: a name with shell syntax never becomes a sandbox */
 	struct tu_run bad = tu_sandbench(root_dir, NULL, "create", "a;touch${IFS}x", "--image", image, NULL);
