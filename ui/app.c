@@ -421,6 +421,9 @@ static void render(struct ui_app *app, int force_shell)
 	case UI_OV_EXPOSURE:
 		ui_exposure_draw(app);
 		break;
+	case UI_OV_PROCS:
+		ui_procs_draw(app);
+		break;
 	default:
 		break;
 	}
@@ -462,8 +465,13 @@ static void close_overlay(struct ui_app *app)
 static void pane_key(struct ui_app *app, int key)
 {
 	enum ui_action a = ui_keymap_lookup(&app->keys, UI_CTX_PANES, key);
+	const struct ui_custom_cmd *custom = ui_keymap_custom(&app->keys, key);
 	int page = app->layout.list.h - 3;
 
+	if (custom && app->pane == UI_PANE_SANDBOXES) {
+		ui_custom_run(app, custom);
+		return;
+	}
 	if (a == UI_ACT_NONE)
 		return;
 	if (!ui_app_may_change(app, a))
@@ -522,6 +530,9 @@ static void pane_key(struct ui_app *app, int key)
 		break;
 	case UI_ACT_CMDLOG:
 		ui_cmdlog_open(app);
+		break;
+	case UI_ACT_PROCESSES:
+		ui_procs_open(app);
 		break;
 	case UI_ACT_GC:
 		ui_action_gc_ask(app);
@@ -584,6 +595,9 @@ static void handle_key(struct ui_app *app, wint_t ch, int is_fn)
 		return;
 	case UI_OV_EXPOSURE:
 		ui_exposure_key(app, key);
+		return;
+	case UI_OV_PROCS:
+		ui_procs_key(app, key);
 		return;
 	case UI_OV_COMMAND:
 		ui_command_key(app, key);
@@ -698,8 +712,7 @@ static void run_timers(struct ui_app *app, struct timers *t, long long now)
 		t->changes_at = now + CHANGES_MS;
 	}
 	if (now >= t->stats) {
-		ui_sandboxes_stats(app);
-		ui_sandboxes_memuse(app);
+		ui_resources_poll(app);
 		t->stats = now + STATS_MS;
 	}
 	if (t->reap >= 0 && now >= t->reap) {
@@ -855,6 +868,7 @@ int ui_run(const struct ui_options *opts)
 	restore_terminal();
 	if (left[0])
 		fprintf(stderr, _("sandbench: still running in the background: %s\n"), left);
+	ui_resources_free(&app);
 	ui_images_free(&app);
 	ui_sessions_free(&app);
 	ui_timeline_free(&app);

@@ -6,6 +6,7 @@
 #include <wchar.h>
 
 #include "draw.h"
+#include "layout.h"
 
 /* Decodes s into wide characters up to width columns; *cols gets the columns
  * used, *cut whether something was left over. */
@@ -109,4 +110,11 @@ void ui_draw_box(WINDOW *w, const char *title)
 		snprintf(buf, sizeof(buf), " %s ", title);
 		ui_draw_put(w, 0, 2, getmaxx(w) - 4, buf, a | A_BOLD);
 	}
+}
+
+void ui_draw_dialog(WINDOW *w, const struct ui_rect *r, const char *title)
+{
+	wresize(w, r->h, r->w);
+	mvwin(w, r->y, r->x);
+	ui_draw_box(w, title);
 }

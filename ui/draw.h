@@ -19,5 +19,8 @@ int ui_text_width(const char *s);
 void ui_draw_header(WINDOW *w, const char *title, int focused);
 /* A framed box with a title, cleared inside (dialogs). */
 void ui_draw_box(WINDOW *w, const char *title);
+/* Moves and sizes w to r, then frames it as a box with a title (an overlay's dialog). */
+struct ui_rect;
+void ui_draw_dialog(WINDOW *w, const struct ui_rect *r, const char *title);
 
 #endif

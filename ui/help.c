@@ -188,6 +188,22 @@ void ui_help_open(struct ui_app *app)
 			      "  Enter shows an entry's output); D shows what the sandbox changed against\n"
 			      "  its image, its workspace and the exchange folder apart; C copies a file out.\n"));
 	append(&text, &len, "\n");
+	append(&text, &len, _("Resources and processes\n"
+			      "  CPU (since the sample before), MEM (in use/limit) and PIDS (host tasks)\n"
+			      "  of running sandboxes come from their cgroups every 3 s; the details show\n"
+			      "  the disk of the selected one (its own layer and workspace, every 30 s)\n"
+			      "  and a graph of its last 96 s. T lists its processes (ps inside: that is\n"
+			      "  an exec, so activity); t or K there sends TERM or KILL after asking.\n"));
+	append(&text, &len, "\n");
+	append(&text, &len, _("Custom commands (keys.conf: command = KEY \"sandbench exec $NAME -- ...\")\n"));
+	for (size_t i = 0; i < app->keys.n_custom; i++) {
+		ui_key_name(app->keys.custom[i].key, keys, sizeof(keys));
+		snprintf(line, sizeof(line), "  %-16s %.400s\n", keys, app->keys.custom[i].line);
+		append(&text, &len, line);
+	}
+	if (!app->keys.n_custom)
+		append(&text, &len, _("  none; $NAME $WORKSPACE $ID $OWNER become the selected sandbox's values\n"));
+	append(&text, &len, "\n");
 	append(&text, &len, _("Key bindings come from a table; ~/.config/sandbench/keys.conf overrides\n"
 			      "them (see data/keys.conf for the names).\n"));
 	ui_viewer_open(app, _("Help"), text ? text : "");

@@ -60,6 +60,7 @@ static const struct ui_action_info actions[] = {
 	{ UI_ACT_CLEANUP, N_("cleanup"), UI_CTX_PANES, "Z", N_("cleanup planner: everything stale, mark, d cleans up"), 0 },
 	{ UI_ACT_EXPOSURE, N_("exposure"), UI_CTX_PANES, "e", N_("exposure: network, ports, host folders; w per owner"), 0 },
 	{ UI_ACT_PAUSE, N_("pause"), UI_CTX_PANES, "z", N_("pause a running sandbox (frozen in RAM) or resume a paused one"), 1 },
+	{ UI_ACT_PROCESSES, N_("processes"), UI_CTX_PANES, "T", N_("processes of the running sandbox (t, K: signal one)"), 0 },
 	{ UI_ACT_PREFIX, N_("prefix"), UI_CTX_SHELL, "C-g", N_("in a shell: back to the panes"), 0 },
 	{ UI_ACT_SCROLL_UP, N_("scroll-up"), UI_CTX_SHELL, "S-PgUp", N_("in a shell: scroll back"), 0 },
 	{ UI_ACT_SCROLL_DOWN, N_("scroll-down"), UI_CTX_SHELL, "S-PgDn", N_("in a shell: scroll forward"), 0 },
@@ -270,6 +271,40 @@ static void bind_line(struct ui_keymap *map, const struct ui_action_info *info, 
 	memcpy(map->keys[info->action], parsed, sizeof(parsed));
 }
 
+/* `command = KEY "sandbench ..."`: a custom command (the value has quotes;
+ * `command = :` binds the command line). Its key leaves the pane action that had it. */
+static void bind_custom(struct ui_keymap *map, const char *value, int lineno, char *warn, size_t warn_size,
+			int *count)
+{
+	struct ui_custom_cmd c;
+	char why[256], name[32];
+
+	if (ui_custom_parse(&c, value, why, sizeof(why)) < 0) {
+		warnf(warn, warn_size, count, _("keys.conf:%d: %s"), lineno, why);
+		return;
+	}
+	if (map->n_custom == UI_CUSTOM_MAX) {
+		warnf(warn, warn_size, count, _("keys.conf:%d: at most %d custom commands"), lineno, UI_CUSTOM_MAX);
+		return;
+	}
+	enum ui_action other = ui_keymap_lookup(map, UI_CTX_PANES, c.key);
+	if (other != UI_ACT_NONE) {
+		ui_key_name(c.key, name, sizeof(name));
+		warnf(warn, warn_size, count, _("keys.conf:%d: key %s moves from '%s' to a custom command"), lineno, name,
+		      ui_action_info(other)->name);
+		unbind(map, other, c.key);
+	}
+	map->custom[map->n_custom++] = c;
+}
+
+const struct ui_custom_cmd *ui_keymap_custom(const struct ui_keymap *map, int key)
+{
+	for (size_t i = map->n_custom; i-- > 0;)
+		if (map->custom[i].key == key)
+			return &map->custom[i];
+	return NULL;
+}
+
 int ui_keymap_parse(struct ui_keymap *map, const char *text, char *warn, size_t warn_size)
 {
 	int count = 0, lineno = 0;
@@ -298,7 +333,9 @@ int ui_keymap_parse(struct ui_keymap *map, const char *text, char *warn, size_t 
 		for (end = eq; end > name && isspace((unsigned char)end[-1]); end--)
 			end[-1] = '\0';
 		const struct ui_action_info *info = action_by_name(name);
-		if (info)
+		if (info && info->action == UI_ACT_COMMAND && (strchr(eq + 1, '"') || strstr(eq + 1, "sandbench")))
+			bind_custom(map, eq + 1, lineno, warn, warn_size, &count);
+		else if (info)
 			bind_line(map, info, eq + 1, lineno, warn, warn_size, &count);
 		else
 			warnf(warn, warn_size, &count, _("keys.conf:%d: unknown action '%s'"), lineno, name);

@@ -19,7 +19,7 @@ enum ui_action {
 	UI_ACT_PANE_SESSIONS, UI_ACT_PANE_TIMELINE, UI_ACT_FOLLOW, UI_ACT_DIFF, UI_ACT_COPY_OUT,
 	UI_ACT_MARK, UI_ACT_MARK_RANGE, UI_ACT_MARK_ALL, UI_ACT_CLEAR_MARKS, UI_ACT_COMMAND, UI_ACT_CMDLOG,
 	UI_ACT_GC, UI_ACT_CLEANUP, UI_ACT_EXPOSURE,
-	UI_ACT_PAUSE,
+	UI_ACT_PAUSE, UI_ACT_PROCESSES,
 	/* in a shell: the prefix key, then one of these */
 	UI_ACT_PREFIX, UI_ACT_SCROLL_UP, UI_ACT_SCROLL_DOWN,
 	/* watching a session read-only, and controlling it */
@@ -49,8 +49,17 @@ struct ui_action_info {
 
 #define UI_KEYS_MAX 4
 
+/* A custom command: `command = KEY "sandbench exec $NAME -- ..."` (custom.c). */
+#define UI_CUSTOM_MAX 16
+struct ui_custom_cmd {
+	int key;
+	char line[512];              /* the text between the quotes */
+};
+
 struct ui_keymap {
 	int keys[UI_ACT_COUNT][UI_KEYS_MAX];   /* 0-terminated when shorter */
+	struct ui_custom_cmd custom[UI_CUSTOM_MAX];
+	size_t n_custom;
 };
 
 const struct ui_action_info *ui_action_info(enum ui_action a);
@@ -70,6 +79,23 @@ int ui_key_parse(const char *name);
 void ui_key_name(int key, char *buf, size_t size);
 /* UTF-8 of a text key into out (4 bytes); returns the length, 0 for a non-text key. */
 int ui_key_utf8(int key, char *out);
+/* custom.c: the values a custom command's $NAME, $WORKSPACE, $ID, $OWNER
+ * stand for (NULL: empty). */
+struct ui_custom_vars {
+	const char *name, *workspace, *id, *owner;
+};
+/* Parses the value of a `command = KEY "..."` line into out; -1 with the
+ * reason in why when the key, the quoting, a variable or the first word
+ * ("sandbench") is wrong. */
+int ui_custom_parse(struct ui_custom_cmd *out, const char *value, char *why, size_t size);
+/* The argv of a custom command with the variables put in (each value stays
+ * inside its word: nothing is split or parsed again); -1 with why. Free with
+ * ui_custom_argv_free. */
+int ui_custom_expand(char ***argv, const char *line, const struct ui_custom_vars *v, char *why, size_t size);
+void ui_custom_argv_free(char **argv);
+/* The custom command bound to key, NULL if none. */
+const struct ui_custom_cmd *ui_keymap_custom(const struct ui_keymap *map, int key);
+
 /* The keys of an action as "k, K" for hints and help. */
 void ui_keymap_describe(const struct ui_keymap *map, enum ui_action a, char *buf, size_t size);
 

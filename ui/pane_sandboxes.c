@@ -24,12 +24,16 @@ static const struct {
 	/* wide enough for a service's "running (unhealthy)" */
 	[UI_COL_STATE] = { N_("STATE"), 19, UI_LEFT },
 	[UI_COL_KIND] = { N_("KIND"), 9, UI_LEFT },
-	[UI_COL_IDLE] = { N_("IDLE"), 7, UI_RIGHT },
-	[UI_COL_EXPIRES] = { N_("EXPIRES"), 8, UI_RIGHT },
+	/* durations are at most 6 wide ("23h59m") */
+	[UI_COL_IDLE] = { N_("IDLE"), 6, UI_RIGHT },
+	[UI_COL_EXPIRES] = { N_("EXPIRES"), 7, UI_RIGHT },
 	[UI_COL_NET] = { N_("NET"), 4, UI_LEFT },
 	[UI_COL_IMAGE] = { N_("IMAGE"), 0, UI_LEFT },
 	[UI_COL_OWNER] = { N_("OWNER"), 16, UI_LEFT },
-	[UI_COL_MEMORY] = { N_("MEM"), 7, UI_RIGHT },
+	[UI_COL_CPU] = { N_("CPU"), 4, UI_RIGHT },
+	/* in use / limit: "123M/512M" */
+	[UI_COL_MEMORY] = { N_("MEM"), 9, UI_RIGHT },
+	[UI_COL_TASKS] = { N_("PIDS"), 4, UI_RIGHT },
 };
 
 const char *ui_sb_column_name(enum ui_sb_column c)
@@ -55,14 +59,33 @@ void ui_format_image(char *buf, size_t size, const char *ref, const char *digest
 		snprintf(buf, size, "%s", short_ref);
 }
 
-/* Memory in use where runsc reported it (running sandboxes at the top of the
- * list), else the limit, else 0. */
+/* The sample of a running sandbox (resources.c), NULL when there is none. */
+static const struct ui_memuse *sample(const struct ui_app *app, const struct sb_sandbox_info *s)
+{
+	return s->rec.state == SB_STATE_RUNNING ? ui_resources_find(app, s->rec.name) : NULL;
+}
+
+/* Memory in use where it was sampled, else the limit, else 0. */
 static unsigned long long memory_shown(const struct ui_app *app, const struct sb_sandbox_info *s)
 {
-	for (size_t i = 0; s->rec.state == SB_STATE_RUNNING && i < app->n_memuse; i++)
-		if (!strcmp(app->memuse[i].name, s->rec.name))
-			return app->memuse[i].used;
-	return s->rec.memory;
+	const struct ui_memuse *m = sample(app, s);
+
+	return m ? m->used : s->rec.memory;
+}
+
+static void memory_cell(const struct ui_app *app, const struct sb_sandbox_info *s, char *buf, size_t size)
+{
+	const struct ui_memuse *m = sample(app, s);
+	char used[16], limit[16];
+
+	sb_units_format_size(used, sizeof(used), memory_shown(app, s), SB_UNITS_COMPACT);
+	sb_units_format_size(limit, sizeof(limit), s->rec.memory, SB_UNITS_COMPACT);
+	if (!memory_shown(app, s))
+		snprintf(buf, size, "-");
+	else if (m && s->rec.memory)
+		snprintf(buf, size, "%s/%s", used, limit);
+	else
+		snprintf(buf, size, "%s", used);
 }
 
 static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s, enum ui_sb_column c, char *buf,
@@ -95,8 +118,17 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 		snprintf(buf, size, "%s", s->rec.owner ? s->rec.owner : "");
 		break;
 	case UI_COL_MEMORY:
-		if (memory_shown(app, s))
-			sb_units_format_size(buf, size, memory_shown(app, s), SB_UNITS_COMPACT);
+		memory_cell(app, s, buf, size);
+		break;
+	case UI_COL_CPU:
+		if (sample(app, s) && sample(app, s)->cpu_pct >= 0)
+			snprintf(buf, size, "%.0f%%", sample(app, s)->cpu_pct);
+		else
+			snprintf(buf, size, "-");
+		break;
+	case UI_COL_TASKS:
+		if (sample(app, s))
+			snprintf(buf, size, "%llu", sample(app, s)->tasks);
 		else
 			snprintf(buf, size, "-");
 		break;
@@ -130,6 +162,14 @@ static int compare(const void *pa, const void *pb)
 		break;
 	case UI_COL_MEMORY:
 		r = cmp_ll((long long)memory_shown(sort_app, a), (long long)memory_shown(sort_app, b));
+		break;
+	case UI_COL_CPU:
+		r = cmp_ll(sample(sort_app, a) ? (long long)(sample(sort_app, a)->cpu_pct * 100) : -1,
+			   sample(sort_app, b) ? (long long)(sample(sort_app, b)->cpu_pct * 100) : -1);
+		break;
+	case UI_COL_TASKS:
+		r = cmp_ll(sample(sort_app, a) ? (long long)sample(sort_app, a)->tasks : -1,
+			   sample(sort_app, b) ? (long long)sample(sort_app, b)->tasks : -1);
 		break;
 	case UI_COL_STATE:
 		r = cmp_ll(a->rec.state, b->rec.state);
@@ -233,7 +273,7 @@ static enum ui_role state_role(enum sb_sandbox_state s)
 }
 
 /* Column widths for a window width: fixed ones first, the image takes the rest;
- * the owner and memory columns go first when it is narrow. */
+ * the owner and the resource columns go first when it is narrow. */
 static void widths(int width, int *w)
 {
 	int fixed = 0;
@@ -242,9 +282,10 @@ static void widths(int width, int *w)
 		w[c] = columns[c].width;
 	for (int c = 0; c < UI_COL_COUNT; c++)
 		fixed += w[c] ? w[c] + 1 : 0;
-	if (width - fixed < 16) {
-		fixed -= w[UI_COL_OWNER] + 1 + w[UI_COL_MEMORY] + 1;
-		w[UI_COL_OWNER] = w[UI_COL_MEMORY] = 0;
+	/* 15: a short digest ("@3f2a1b0c9d8e") still fits after "x~" */
+	if (width - fixed < 15) {
+		fixed -= w[UI_COL_OWNER] + 1 + w[UI_COL_MEMORY] + 1 + w[UI_COL_CPU] + 1 + w[UI_COL_TASKS] + 1;
+		w[UI_COL_OWNER] = w[UI_COL_MEMORY] = w[UI_COL_CPU] = w[UI_COL_TASKS] = 0;
 	}
 	w[UI_COL_IMAGE] = width - fixed - 1 > 8 ? width - fixed - 1 : 8;
 }
@@ -366,6 +407,7 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	sb_sandbox_state_text(t, sizeof(t), s);
 	line_pair(line, ctx, _("State"), t, s->rec.state == SB_STATE_BROKEN || strstr(t, "unhealthy"));
 	line_pair(line, ctx, _("Reason"), s->rec.reason ? s->rec.reason : "", 0);
+	ui_resources_details(app, s, line, ctx);
 	if (s->rec.state == SB_STATE_STOPPED)
 		line_pair(line, ctx, _("Memory kept"), s->has_checkpoint ? _("yes (checkpoint)") : _("no (cold start)"), 0);
 	if (s->rec.state == SB_STATE_PAUSED)
@@ -394,8 +436,6 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	if (s->rec.memory)
 		sb_units_format_size(t, sizeof(t), s->rec.memory, SB_UNITS_COMPACT);
 	line_pair(line, ctx, _("Memory limit"), s->rec.memory ? t : _("no limit"), 0);
-	if (s->rec.state == SB_STATE_RUNNING && !strcmp(app->stats_name, s->rec.name) && app->stats_text[0])
-		line_pair(line, ctx, _("Memory used"), app->stats_text, 0);
 	if (s->rec.cpus > 0)
 		snprintf(t, sizeof(t), "%.2g", s->rec.cpus);
 	line_pair(line, ctx, _("CPUs"), s->rec.cpus > 0 ? t : _("no limit"), 0);
@@ -478,109 +518,3 @@ const struct ui_pane ui_pane_sandboxes = {
 	.fields = &fields,
 	.refilter = refilter,
 };
-
-/* ---- live numbers of the selected sandbox ---- */
-
-struct stats_arg {
-	char name[SB_SANDBOX_NAME_MAX + 1];
-};
-
-static int job_stats(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
-{
-	struct sb_sandbox_stats st;
-	char used[32], cpu[32];
-	int rc;
-
-	if ((rc = sb_sandbox_stats(&st, root, ((struct stats_arg *)arg)->name, err)) < 0)
-		return rc;
-	sb_units_format_size(used, sizeof(used), st.memory_usage, SB_UNITS_COMPACT);
-	sb_units_format_duration(cpu, sizeof(cpu), (long long)(st.cpu_ns / 1000000000ULL));
-	ui_job_result(ctx, _("%s, %llu processes, %s CPU"), used, st.pids, cpu);
-	return 0;
-}
-
-static void stats_done(struct ui_app *app, int rc, const char *message, void *arg)
-{
-	struct stats_arg *a = arg;
-
-	app->stats_busy = 0;
-	snprintf(app->stats_name, sizeof(app->stats_name), "%s", a->name);
-	/* a failed probe (the sandbox just stopped) only leaves the number out */
-	snprintf(app->stats_text, sizeof(app->stats_text), "%s", rc < 0 ? "" : message);
-	app->dirty = 1;
-}
-
-void ui_sandboxes_stats(struct ui_app *app)
-{
-	struct sb_sandbox_info *s = ui_app_selected_sandbox(app);
-	struct stats_arg *a;
-
-	if (!s || s->rec.state != SB_STATE_RUNNING || app->stats_busy || app->pane != UI_PANE_SANDBOXES ||
-	    app->focus_shell >= 0 || !(a = calloc(1, sizeof(*a))))
-		return;
-	snprintf(a->name, sizeof(a->name), "%s", s->rec.name);
-	if (strcmp(app->stats_name, a->name) != 0)
-		app->stats_text[0] = '\0';   /* not another sandbox's numbers meanwhile */
-	app->stats_busy = ui_job_start(app, "", job_stats, a, stats_done, free) == 0;
-}
-
-/* ---- memory in use of the running sandboxes at the top of the list ---- */
-
-/* arg: the names, one per line; the result: "name=bytes name=bytes ..." */
-static int job_memuse(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
-{
-	char out[1024] = "";
-	size_t len = 0;
-
-	(void)err;
-	for (char *name = strtok(arg, "\n"); name; name = strtok(NULL, "\n")) {
-		struct sb_sandbox_stats st;
-		struct sb_error ignored;
-		if (sb_sandbox_stats(&st, root, name, &ignored) == 0 && len < sizeof(out))
-			len += (size_t)snprintf(out + len, sizeof(out) - len, "%s=%llu ", name, st.memory_usage);
-	}
-	ui_job_result(ctx, "%s", out);
-	return 0;
-}
-
-static void memuse_done(struct ui_app *app, int rc, const char *message, void *arg)
-{
-	(void)arg;
-	app->memuse_busy = 0;
-	app->n_memuse = 0;
-	for (const char *p = rc == 0 ? message : ""; *p && app->n_memuse < UI_MEMUSE_MAX;) {
-		struct ui_memuse *m = &app->memuse[app->n_memuse];
-		size_t n = strcspn(p, "=");
-		if (!p[n] || n > SB_SANDBOX_NAME_MAX)
-			break;
-		memcpy(m->name, p, n);
-		m->name[n] = '\0';
-		m->used = strtoull(p + n + 1, NULL, 10);
-		app->n_memuse++;
-		p += n + 1 + strcspn(p + n + 1, " ");
-		p += *p == ' ';
-	}
-	app->dirty = 1;
-}
-
-void ui_sandboxes_memuse(struct ui_app *app)
-{
-	size_t cap = UI_MEMUSE_MAX * (SB_SANDBOX_NAME_MAX + 2) + 1, len = 0, n = 0;
-	char *names;
-
-	if (app->memuse_busy || app->pane != UI_PANE_SANDBOXES || app->focus_shell >= 0 || !(names = malloc(cap)))
-		return;
-	for (size_t i = 0; i < app->n_order && n < UI_MEMUSE_MAX; i++) {
-		const struct sb_sandbox_info *s = &app->sbx[app->order[i]];
-		if (s->rec.state != SB_STATE_RUNNING)
-			continue;
-		len += (size_t)snprintf(names + len, cap - len, "%s\n", s->rec.name);
-		n++;
-	}
-	if (n == 0) {
-		app->n_memuse = 0;
-		free(names);
-		return;
-	}
-	app->memuse_busy = ui_job_start(app, "", job_memuse, names, memuse_done, free) == 0;
-}

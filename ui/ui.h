@@ -57,7 +57,7 @@ struct ui_pane_view {
 /* ---- the sandbox model ---- */
 enum ui_sb_column {
 	UI_COL_NAME, UI_COL_STATE, UI_COL_KIND, UI_COL_IDLE, UI_COL_EXPIRES, UI_COL_NET,
-	UI_COL_IMAGE, UI_COL_OWNER, UI_COL_MEMORY, UI_COL_COUNT
+	UI_COL_IMAGE, UI_COL_OWNER, UI_COL_CPU, UI_COL_MEMORY, UI_COL_TASKS, UI_COL_COUNT
 };
 
 struct ui_event;
@@ -73,11 +73,13 @@ struct ui_shell;
 struct ui_job;
 
 enum ui_overlay { UI_OV_NONE, UI_OV_VIEWER, UI_OV_FORM, UI_OV_CONFIRM, UI_OV_FILTER, UI_OV_SHELLS, UI_OV_PROMPT, UI_OV_DIFF, UI_OV_CMDLOG, UI_OV_COMMAND,
-		  UI_OV_CLEANUP, UI_OV_EXPOSURE };
+		  UI_OV_CLEANUP, UI_OV_EXPOSURE, UI_OV_PROCS };
 
-/* Running sandboxes whose memory use the list shows: one runsc call each per
- * refresh, so only as many as a screen shows. */
+/* Running sandboxes whose resources the list shows (a few cgroup reads each
+ * per refresh): as many as a screen shows. */
 #define UI_MEMUSE_MAX 24
+/* Samples of the selected sandbox's history graph (one per STATS_MS: 96 s). */
+#define UI_RES_HISTORY 32
 
 struct ui_app {
 	struct ui_options opts;
@@ -139,17 +141,16 @@ struct ui_app {
 	int message_error;
 	long long message_until;
 
-	/* live memory of the selected running sandbox (pane_sandboxes.c) */
-	char stats_name[SB_SANDBOX_NAME_MAX + 1];
-	char stats_text[128];
-	int stats_busy;
-	/* memory in use of the first running sandboxes of the list (MEM column) */
+	/* live resources of the selected and the first running sandboxes of
+	 * the list (resources.c): the CPU, MEM and PIDS columns */
 	struct ui_memuse {
 		char name[SB_SANDBOX_NAME_MAX + 1];
-		unsigned long long used;
+		unsigned long long used, limit, cpu_ns, tasks;
+		long long at_ms;                 /* when sampled (monotonic) */
+		double cpu_pct;                  /* since the sample before; -1: not yet known */
 	} memuse[UI_MEMUSE_MAX];
 	size_t n_memuse;
-	int memuse_busy;
+	void *resources;                         /* history and disk cache (resources.c) */
 
 	/* images (pane_images.c keeps its own list) */
 	void *images;
@@ -177,10 +178,14 @@ int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page);
 /* pane_sandboxes.c: sort and filter into app->order; the selection stays on
  * the sandbox named keep (NULL: on the one selected now) */
 void ui_sandboxes_rebuild(struct ui_app *app, const char *keep);
-/* Fetches the live memory use of the selected sandbox when it runs (a quiet job). */
-void ui_sandboxes_stats(struct ui_app *app);
-/* Refreshes the memory in use of the first UI_MEMUSE_MAX running sandboxes. */
-void ui_sandboxes_memuse(struct ui_app *app);
+/* resources.c: samples the selected and the first UI_MEMUSE_MAX running
+ * sandboxes (a quiet job); the disk of the selected one at most every 30 s */
+void ui_resources_poll(struct ui_app *app);
+const struct ui_memuse *ui_resources_find(const struct ui_app *app, const char *name);
+/* CPU, memory, tasks, disk and the history graph of s for the details pane. */
+void ui_resources_details(struct ui_app *app, const struct sb_sandbox_info *s,
+			  void (*line)(void *, const char *, const char *, int), void *ctx);
+void ui_resources_free(struct ui_app *app);
 const char *ui_sb_column_name(enum ui_sb_column c);
 /* "python:3.12@3f2a1b0c9d8e" */
 void ui_format_image(char *buf, size_t size, const char *ref, const char *digest);
@@ -259,6 +264,14 @@ void ui_exposure_open(struct ui_app *app);
 void ui_exposure_draw(struct ui_app *app);
 void ui_exposure_key(struct ui_app *app, int key);
 void ui_exposure_free(void);
+
+/* procs.c: the processes of the selected running sandbox, a signal to one */
+void ui_procs_open(struct ui_app *app);
+void ui_procs_draw(struct ui_app *app);
+void ui_procs_key(struct ui_app *app, int key);
+
+/* custom_run.c: a custom command of the key table on the selected sandbox */
+void ui_custom_run(struct ui_app *app, const struct ui_custom_cmd *c);
 
 /* statusline.c */
 void ui_statusline_draw(struct ui_app *app, WINDOW *w);

@@ -221,6 +221,10 @@ void sb_sandbox_info_clear(struct sb_sandbox_info *info);
 json_t *sb_sandbox_info_json(const struct sb_sandbox_info *info);
 /* What a fork did, as the CLI's --json shows it under "fork". */
 json_t *sb_fork_report_json(const struct sb_fork_report *r);
+/* Memory in use and its limit, CPU time and tasks of a running sandbox. The
+ * runsc backend reads them from the sandbox's own cgroup (microseconds; it
+ * falls back to `runsc events` only where it finds none). pids counts the
+ * sandbox's host tasks (sentry threads and gofer), not processes inside. */
 int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const char *name, struct sb_error *err);
 
 /* Expiry of idle temporary sandboxes. */

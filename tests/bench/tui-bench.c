@@ -7,7 +7,12 @@
  *  3. the cost of mirroring a session: `seq 1 200000` sent to an agent
  *     session and read back to its prompt through the library, unwatched and
  *     while the workbench mirrors it (time until the prompt, and the
- *     workbench's CPU for the flood), medians of RUNS each, alternating.
+ *     workbench's CPU for the flood), medians of RUNS each, alternating;
+ *  4. review and cleanup at scale: 1,000 records of which 20 run, the
+ *     first frame (with the live resources of the running ones) against
+ *     `sandbench ls --json` of the same root, one query keystroke, and a
+ *     bulk remove of 100 marked sandboxes against 100 `sandbench rm` in a
+ *     shell loop, with the workbench's CPU and peak RSS.
  * Prints one line per measurement. */
 #include "config.h"
 
@@ -351,6 +356,122 @@ static void bench_mirror(void)
 	free(dir);
 }
 
+#define RUNNING 20
+
+static double run_ms(const char *cmd)
+{
+	double t0 = now_ms();
+
+	if (tu_sh("%s", cmd) != 0)
+		die("command failed", cmd);
+	return now_ms() - t0;
+}
+
+/* A root with RECORDS records, the first RUNNING of them real running sandboxes. */
+static char *scale_root(const char *tag, int running)
+{
+	char *dir = tu_tempdir(tag);
+	struct sb_root *root;
+	struct sb_bootstrap_opts bo = { .kind = SB_BOOTSTRAP_BUSYBOX };
+	struct sb_bootstrap_result res;
+	struct sb_error err;
+
+	make_records(dir);
+	if (sb_root_open(&root, dir, &err) < 0 || sb_image_bootstrap(&res, root, &bo, &err) < 0)
+		die("image", err.msg);
+	for (int i = 0; i < running; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "run-%02d", i);
+		struct sb_sandbox_spec spec = { .name = name, .kind = SB_KIND_PERMANENT, .network = -1,
+						.image = res.image.digest };
+		if (sb_sandbox_process_init(&err) < 0 || sb_sandbox_create(NULL, root, &spec, &err) < 0)
+			die("sandbox", err.msg);
+	}
+	sb_root_close(root);
+	return dir;
+}
+
+static void drop_root(char *dir)
+{
+	struct sb_root *root;
+
+	if (sb_root_open(&root, dir, NULL) == 0) {
+		for (int i = 0; i < RUNNING; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "run-%02d", i);
+			sb_sandbox_remove(root, name, SB_REMOVE_FORCE, NULL);
+		}
+		sb_root_close(root);
+	}
+	tu_remove(dir);
+	free(dir);
+}
+
+static void bench_scale(void)
+{
+	char *dir = scale_root("benchsc", RUNNING), *loop = scale_root("benchsl", 0), *bin = tu_buildpath("sandbench");
+	const char *argv[] = { "--root", dir, NULL };
+	double frame[RUNS], ls[RUNS], key[RUNS];
+	char cmd[1024];
+	struct tui *t = NULL;
+
+	for (int i = 0; i < RUNS; i++) {
+		snprintf(cmd, sizeof(cmd), "%s --root %s ls --json >/dev/null", bin, dir);
+		ls[i] = run_ms(cmd);
+		double t0 = now_ms();
+		t = tui_start(40, 120, argv, NULL);
+		if (!t || tui_wait_text(t, "1020 sandboxes, 20 running", WAIT) < 0 || tui_wait_line_start(t, "bench-0000", WAIT) < 0)
+			die("the first frame did not come", NULL);
+		frame[i] = now_ms() - t0;
+		if (i + 1 < RUNS) {
+			tui_send(t, "q");
+			tui_finish(t, WAIT);
+		}
+	}
+	/* one keystroke of a query: "bench-01" shows 100, "bench-012" 10 */
+	for (int i = 0; i < RUNS; i++) {
+		tui_send(t, "/\x15" "bench-01");
+		if (tui_wait_text(t, "Sandboxes (100)", WAIT) < 0)
+			die("the filter did not apply", NULL);
+		double t0 = now_ms();
+		tui_send(t, "2");
+		if (tui_wait_text(t, "Sandboxes (10)", WAIT) < 0)
+			die("the keystroke did not apply", NULL);
+		key[i] = now_ms() - t0;
+		tui_send(t, "\x1b");
+		if (tui_wait_text(t, "Sandboxes (1020)", WAIT) < 0)
+			die("the filter did not clear", NULL);
+	}
+	/* bulk remove of 100 marked ones, one confirmation */
+	double cpu0 = cpu_ms(tui_pid(t)), t0 = now_ms();
+	tui_send(t, ":rm bench-01*\r");
+	if (tui_wait_text(t, "remove 100 marked sandboxes?", WAIT) < 0)
+		die("no confirmation", tui_screen(t));
+	tui_send(t, "y");
+	if (tui_wait_text(t, "remove: all 100 done", 10 * WAIT) < 0)
+		die("the bulk remove did not finish", tui_screen(t));
+	double bulk = now_ms() - t0, bulk_cpu = cpu_ms(tui_pid(t)) - cpu0;
+	long rss = peak_rss_kb(tui_pid(t));
+	tui_send(t, "q");
+	tui_finish(t, WAIT);
+	snprintf(cmd, sizeof(cmd), "for i in $(seq 100 199); do %s --root %s rm bench-0$i >/dev/null || exit 1; done", bin,
+		 loop);
+	double shell = run_ms(cmd);
+
+	double f = median(frame, RUNS), l = median(ls, RUNS);
+	printf("records %d, running %d\n", RECORDS + RUNNING, RUNNING);
+	printf("first frame                          %.0f ms   ls --json %.0f ms   ratio %.2f   (medians of %d)\n", f, l, f / l,
+	       RUNS);
+	printf("query keystroke (100 -> 10 rows)     %.1f ms   (median of %d)\n", median(key, RUNS), RUNS);
+	printf("bulk remove of 100 marked            %.0f ms   100 x sandbench rm %.0f ms   ratio %.2f   (one run each)\n",
+	       bulk, shell, bulk / shell);
+	printf("workbench CPU during the remove      %.0f ms (its job children not counted)   peak RSS %.1f MB\n",
+	       bulk_cpu, rss / 1024.0);
+	drop_root(dir);
+	drop_root(loop);
+	free(bin);
+}
+
 int main(int argc, char **argv)
 {
 	int which = argc > 1 ? atoi(argv[1]) : 0;
@@ -362,5 +483,7 @@ int main(int argc, char **argv)
 		bench_throughput();
 	if (which == 0 || which == 3)
 		bench_mirror();
+	if (which == 0 || which == 4)
+		bench_scale();
 	return 0;
 }

@@ -125,3 +125,100 @@ Test(keys, user_file_overrides)
 	tu_remove(dir);
 	free(dir);
 }
+
+/* ---- custom commands: `command = KEY "sandbench ..."` ---- */
+
+Test(keys, custom_command_lines)
+{
+	struct ui_keymap map;
+	char warn[1024] = "";
+
+	ui_keymap_defaults(&map);
+	cr_assert_eq(ui_keymap_parse(&map, "command = Y \"sandbench exec $NAME -- df -h /\"\n"
+					   "command = :\n"
+					   "command = F9 \"sandbench exec ${NAME} -- echo '$NAME' \\\"$OWNER\\\"\"\n",
+				     warn, sizeof(warn)), 0, "%s", warn);
+	cr_assert_eq(map.n_custom, 2);
+	cr_assert_not_null(ui_keymap_custom(&map, 'Y'));
+	cr_assert_str_eq(ui_keymap_custom(&map, 'Y')->line, "sandbench exec $NAME -- df -h /");
+	cr_assert_not_null(ui_keymap_custom(&map, UI_KEY_FN + KEY_F(9)));
+	cr_assert_eq(ui_keymap_lookup(&map, UI_CTX_PANES, ':'), UI_ACT_COMMAND, "command = : still binds the command line");
+	cr_assert_null(ui_keymap_custom(&map, 'Z'));
+}
+
+Test(keys, custom_command_takes_its_key_from_an_action)
+{
+	struct ui_keymap map;
+	char warn[1024] = "";
+
+	ui_keymap_defaults(&map);
+	cr_assert_eq(ui_keymap_parse(&map, "command = x \"sandbench exec $NAME -- true\"\n", warn, sizeof(warn)), 1);
+	cr_assert(strstr(warn, "keys.conf:1: key x moves from 'stop' to a custom command"), "%s", warn);
+	cr_assert_eq(ui_keymap_lookup(&map, UI_CTX_PANES, 'x'), UI_ACT_NONE);
+	cr_assert_not_null(ui_keymap_custom(&map, 'x'));
+}
+
+Test(keys, custom_command_bad_lines_name_the_line)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "command = Y sandbench exec $NAME -- true", "keys.conf:1: the command must be in double quotes after the key" },
+		{ "command = NoSuchKey \"sandbench exec $NAME -- true\"", "keys.conf:1: unknown key 'NoSuchKey'" },
+		{ "command = Y \"sandbench exec $NAMES -- true\"", "keys.conf:1: unknown variable $NAMES" },
+		{ "command = Y \"sandbench exec $NAME -- sh -c 'echo\"", "keys.conf:1: unterminated ' quote" },
+		{ "command = Y \"rm -rf $WORKSPACE\"", "keys.conf:1: the command must start with 'sandbench'" },
+		{ "command = Y \"sandbench\"", "keys.conf:1: the command must start with 'sandbench' and have a subcommand" },
+		{ "command = Y \"\"", "keys.conf:1: the command must start with 'sandbench'" },
+		{ "command = \"sandbench ls\"", "keys.conf:1: unknown key" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ui_keymap map;
+		char warn[1024] = "";
+		ui_keymap_defaults(&map);
+		cr_assert_eq(ui_keymap_parse(&map, bad[i].line, warn, sizeof(warn)), 1, "%s: %s", bad[i].line, warn);
+		cr_assert(strstr(warn, bad[i].why), "%s: wanted '%s', got '%s'", bad[i].line, bad[i].why, warn);
+		cr_assert_eq(map.n_custom, 0, "%s", bad[i].line);
+	}
+	/* the bad line is the third: its number is named, the good ones bind */
+	struct ui_keymap map;
+	char warn[1024] = "";
+	ui_keymap_defaults(&map);
+	cr_assert_eq(ui_keymap_parse(&map, "# custom\ncommand = Y \"sandbench ls\"\ncommand = Z \"sandbench exec $X\"\n",
+				     warn, sizeof(warn)), 1);
+	cr_assert(strstr(warn, "keys.conf:3: unknown variable $X"), "%s", warn);
+	cr_assert_eq(map.n_custom, 1);
+}
+
+static char **expand(const char *line, const struct ui_custom_vars *v)
+{
+	char why[256] = "", **argv = NULL;
+
+	cr_assert_eq(ui_custom_expand(&argv, line, v, why, sizeof(why)), 0, "%s: %s", line, why);
+	return argv;
+}
+
+Test(keys, custom_command_values_stay_inside_their_word)
+{
+	/* hostile values: quotes, spaces, $(...), ;, a newline, a glob */
+	struct ui_custom_vars v = { "box-1", "/var/lib/sb/sandboxes/box-1/workspace", "sb-0123",
+				    "a b'; touch /tmp/x; echo \"$(id)\n*" };
+	char **argv = expand("sandbench exec $NAME -- echo [$OWNER] '$OWNER' \"<$NAME>\" \\$NAME x${ID}y $", &v);
+	const char *want[] = { "sandbench", "exec", "box-1", "--", "echo", "[a b'; touch /tmp/x; echo \"$(id)\n*]",
+			       "$OWNER", "<box-1>", "$NAME", "xsb-0123y", "$", NULL, NULL };
+	size_t n = 0;
+
+	while (argv[n])
+		n++;
+	cr_assert_eq(n, 11, "words: %zu", n);
+	for (size_t i = 0; i < 11; i++)
+		cr_assert_str_eq(argv[i], want[i], "word %zu", i);
+	ui_custom_argv_free(argv);
+	/* a value that is empty is an empty word, not a missing one */
+	struct ui_custom_vars empty = { "box", NULL, NULL, NULL };
+	argv = expand("sandbench exec $NAME -- printf %s $OWNER", &empty);
+	cr_assert_str_eq(argv[5], "%s");
+	cr_assert_str_eq(argv[6], "");
+	ui_custom_argv_free(argv);
+}

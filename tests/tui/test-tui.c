@@ -191,9 +191,9 @@ Test(tui, panes_list_real_sandboxes)
 	quit(t);
 }
 
-/* The last cell of the first row starting with prefix: the list's MEM column
- * (the details pane also names the sandbox, but not at the start of a row). */
-static void last_cell(struct tui *t, const char *prefix, char *out, size_t size)
+/* The MEM cell (the last but one: MEM, PIDS) of the first row starting with
+ * prefix (the details pane also names the sandbox, but not at the start of a row). */
+static void mem_cell(struct tui *t, const char *prefix, char *out, size_t size)
 {
 	const char *screen = tui_screen(t);
 
@@ -203,23 +203,26 @@ static void last_cell(struct tui *t, const char *prefix, char *out, size_t size)
 	if (!screen)
 		return;
 	size_t len = strcspn(screen, "\n");
-	while (len > 0 && screen[len - 1] == ' ')
-		len--;
-	size_t start = len;
-	while (start > 0 && screen[start - 1] != ' ')
-		start--;
-	snprintf(out, size, "%.*s", (int)(len - start), screen + start);
+	for (int cell = 0; cell < 2; cell++) {
+		while (len > 0 && screen[len - 1] == ' ')
+			len--;
+		size_t start = len;
+		while (start > 0 && screen[start - 1] != ' ')
+			start--;
+		if (cell == 1)
+			snprintf(out, size, "%.*s", (int)(len - start), screen + start);
+		len = start;
+	}
 }
 
-/* The list row of a sandbox shows memory in use: a size, not the limit. */
+/* The list row of a sandbox shows memory in use against its limit: "14M/512M". */
 static int shows_use(struct tui *t, const char *prefix, const char *limit)
 {
-	char cell[32];
-	size_t n;
+	char cell[32], want[40];
 
-	last_cell(t, prefix, cell, sizeof(cell));
-	n = strlen(cell);
-	return n > 1 && cell[0] >= '0' && cell[0] <= '9' && strchr("KM", cell[n - 1]) && strcmp(cell, limit) != 0;
+	mem_cell(t, prefix, cell, sizeof(cell));
+	snprintf(want, sizeof(want), "/%s", limit);
+	return cell[0] >= '0' && cell[0] <= '9' && strstr(cell, want) && strchr("KM", cell[strcspn(cell, "/") - 1]);
 }
 
 Test(tui, memory_column_shows_use_of_running_sandboxes)

@@ -162,6 +162,9 @@ void sb_runsc_remove_cgroups(const char *id);
 /* A pidfd of sb's runsc-sandbox process when its pid file names one that is
  * alive (checked through /proc), else -1. No runsc call. */
 int sb_runsc_sandbox_pidfd(const struct sb_backend_sandbox *sb);
+/* Memory, its limit, CPU time and host tasks of a running sandbox from its
+ * own cgroup (cgroup.c); SB_ERR_NOTFOUND when it has none we can read. */
+int sb_runsc_cgroup_stats(struct sb_backend_stats *out, const struct sb_backend_sandbox *sb, struct sb_error *err);
 
 int sb_runsc_net_hook(int (**fn)(void *), void **arg, struct sb_root *root, const struct sb_netinfo *info,
 		      struct sb_error *err);

@@ -274,7 +274,9 @@ static int be_stats(struct sb_backend_stats *out, void *p, const struct sb_backe
 	json_t *doc = NULL;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	/* the cgroup files first: microseconds against runsc events' ~40 ms */
+	if (sb_runsc_cgroup_stats(out, sb, NULL) == 0)
+		return 0;
 	c.proc.timeout_ms = 10000;
 	if (!be_rs(p, err)) {
 		rc = SB_ERR_PREREQ;
