@@ -74,14 +74,18 @@ static int add_step(struct sb_dockerfile *df, struct gather *g, struct sb_error 
 	end = s + strlen(s);
 	while (end > s && isspace((unsigned char)end[-1]))
 		*--end = '\0';
-	wlen = strcspn(s, " \t");
+	/* one class of blanks throughout (isspace): "FROM \rb" has the argument "b" */
+	for (wlen = 0; s[wlen] && !isspace((unsigned char)s[wlen]); wlen++)
+		;
 	const struct instruction *in = lookup(s, wlen);
 	if (!in)
 		return sb_error_set(err, SB_ERR_INVALID,
 				    _("line %d: the instruction '%.*s' is not supported (FROM, RUN, COPY, ADD, ARG, ENV, "
 				      "WORKDIR, USER, CMD, ENTRYPOINT, LABEL, EXPOSE)"),
 				    g->line, (int)wlen, s);
-	const char *args = s + wlen + strspn(s + wlen, " \t");
+	const char *args = s + wlen;
+	while (isspace((unsigned char)*args))
+		args++;
 	if (!*args)
 		return sb_error_set(err, SB_ERR_INVALID, _("line %d: %s needs arguments"), g->line, in->word);
 	if (in->kind == SB_DF_FROM && g->has_from)
