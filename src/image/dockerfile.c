@@ -46,6 +46,7 @@ struct gather {
 	int network;
 	int has_from;                    /* a FROM step was added (kept here: a scan of the steps
 					  * for each one made a 1 MiB Dockerfile take seconds) */
+	size_t steps_cap;                /* grown by doubling, for the same reason */
 };
 
 static int append(struct gather *g, const char *s, size_t n, struct sb_error *err)
@@ -93,10 +94,15 @@ static int add_step(struct sb_dockerfile *df, struct gather *g, struct sb_error 
 				    g->line);
 	if (in->kind != SB_DF_FROM && in->kind != SB_DF_ARG && !g->has_from)
 		return sb_error_set(err, SB_ERR_INVALID, _("line %d: %s before FROM"), g->line, in->word);
-	struct sb_df_step *ns = realloc(df->steps, (df->n_steps + 1) * sizeof(*ns));
-	if (!ns)
-		return nomem(err);
-	df->steps = ns;
+	if (df->n_steps == g->steps_cap) {
+		size_t cap = g->steps_cap ? 2 * g->steps_cap : 16;
+		struct sb_df_step *grown = realloc(df->steps, cap * sizeof(*grown));
+		if (!grown)
+			return nomem(err);
+		df->steps = grown;
+		g->steps_cap = cap;
+	}
+	struct sb_df_step *ns = df->steps;
 	if (!(ns[df->n_steps].args = strdup(args)))
 		return nomem(err);
 	ns[df->n_steps].kind = in->kind;
