@@ -121,7 +121,8 @@ static int utf8_decode(const char *s, size_t len)
 			return -1;
 		c = (c << 6) | (u[i] & 0x3f);
 	}
-	return c;
+	/* past Unicode: such a key could be bound but never named or typed */
+	return c <= 0x10ffff ? c : -1;
 }
 
 int ui_key_parse(const char *name)

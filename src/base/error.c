@@ -30,7 +30,8 @@ static const char *const error_names[] = {
 
 const char *sb_error_name(int code)
 {
-	size_t i = (size_t)-code;
+	/* not -code: a peer's INT_MIN (a session holder's error frame) would overflow */
+	size_t i = code < 0 ? 0 - (size_t)code : 0;
 
 	if (code > 0 || i >= sizeof(error_names) / sizeof(error_names[0]) || !error_names[i])
 		return "unknown";

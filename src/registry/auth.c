@@ -163,28 +163,23 @@ static int basic_header(char **out, const struct sb_registry_creds *creds, struc
 	return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }
 
-struct challenge {
-	char *realm, *service, *scope;
-};
-
 static const struct {
 	const char *name;
 	size_t offset;
 } challenge_params[] = {
-	{ "realm", offsetof(struct challenge, realm) },
-	{ "service", offsetof(struct challenge, service) },
-	{ "scope", offsetof(struct challenge, scope) },
+	{ "realm", offsetof(struct sb_registry_challenge, realm) },
+	{ "service", offsetof(struct sb_registry_challenge, service) },
+	{ "scope", offsetof(struct sb_registry_challenge, scope) },
 };
 
-static void challenge_clear(struct challenge *ch)
+void sb_registry_challenge_clear(struct sb_registry_challenge *ch)
 {
 	free(ch->realm);
 	free(ch->service);
 	free(ch->scope);
 }
 
-/* Parses the auth-params of a challenge: key=value or key="quoted \" value". */
-static int parse_params(struct challenge *ch, const char *p)
+int sb_registry_challenge_parse(struct sb_registry_challenge *ch, const char *p)
 {
 	while (*p) {
 		const char *key, *end;
@@ -236,7 +231,7 @@ static int parse_params(struct challenge *ch, const char *p)
 	return 0;
 }
 
-static int fetch_token(struct sb_registry_client *c, const struct challenge *ch, struct sb_error *err)
+static int fetch_token(struct sb_registry_client *c, const struct sb_registry_challenge *ch, struct sb_error *err)
 {
 	struct sb_registry_buf buf = { .max = TOKEN_RESPONSE_MAX };
 	struct sb_registry_sink sink = { sb_registry_buf_write, &buf };
@@ -313,7 +308,7 @@ out:
 int sb_registry_auth_answer(struct sb_registry_client *c, const char *challenge, struct sb_error *err)
 {
 	size_t scheme_len = strcspn(challenge, " \t");
-	struct challenge ch = { 0 };
+	struct sb_registry_challenge ch = { 0 };
 	int rc;
 
 	if (scheme_len == 5 && !strncasecmp(challenge, "Basic", 5)) {
@@ -327,11 +322,11 @@ int sb_registry_auth_answer(struct sb_registry_client *c, const char *challenge,
 	if (scheme_len != 6 || strncasecmp(challenge, "Bearer", 6) != 0)
 		return sb_error_set(err, SB_ERR_AUTH, _("registry %s asks for an unsupported authentication scheme: %.*s"),
 				    c->registry, (int)scheme_len, challenge);
-	if (parse_params(&ch, challenge + scheme_len) < 0)
+	if (sb_registry_challenge_parse(&ch, challenge + scheme_len) < 0)
 		rc = sb_error_set(err, SB_ERR_FORMAT, _("registry %s sent a malformed challenge: %s"), c->registry,
 				  challenge);
 	else
 		rc = fetch_token(c, &ch, err);
-	challenge_clear(&ch);
+	sb_registry_challenge_clear(&ch);
 	return rc;
 }

@@ -122,5 +122,14 @@ void sb_registry_creds_clear(struct sb_registry_creds *c);
 /* Answers a 401's WWW-Authenticate challenge: sets c->authorization (Basic, or
  * a Bearer token fetched from the challenge's realm). */
 int sb_registry_auth_answer(struct sb_registry_client *c, const char *challenge, struct sb_error *err);
+/* The auth-params of a Bearer challenge (what follows the scheme):
+ * key=value or key="quoted \" value", comma or blank separated; the first
+ * realm, service and scope are kept (malloc'd), others ignored. -1 when
+ * malformed or out of memory (what was kept stays in ch: clear it). */
+struct sb_registry_challenge {
+	char *realm, *service, *scope;
+};
+int sb_registry_challenge_parse(struct sb_registry_challenge *ch, const char *params);
+void sb_registry_challenge_clear(struct sb_registry_challenge *ch);
 
 #endif

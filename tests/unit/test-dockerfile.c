@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "image/dockerfile.h"
@@ -72,4 +73,26 @@ Test(dockerfile, refusals)
 	refused("FROM a\nRUN\n", "line 2: RUN needs arguments");
 	refused("# only a comment\n", "no FROM");
 	refused("ARG X=1\n", "no FROM");
+}
+
+/* The biggest Dockerfile accepted, all steps: each step used to scan all
+ * before it for the FROM and to grow the array by one (seconds of CPU for
+ * this one, minutes under ASan: a build stalled). */
+Test(dockerfile, biggest_file_of_steps)
+{
+	struct sb_dockerfile df;
+	size_t len = 0, args = (SB_DOCKERFILE_MAX - 16) / 6;
+	char *text = malloc(SB_DOCKERFILE_MAX);
+
+	cr_assert_not_null(text);
+	for (size_t i = 0; i < args; i++, len += 6)
+		memcpy(text + len, "ARG a\n", 6);
+	memcpy(text + len, "FROM a\nRUN x\n", 13);
+	len += 13;
+	cr_assert_eq(sb_dockerfile_parse(&df, text, len, NULL), 0);
+	cr_assert_eq(df.n_steps, args + 2);
+	cr_assert_eq(df.steps[args].kind, SB_DF_FROM);
+	cr_assert_eq(df.steps[args + 1].kind, SB_DF_RUN);
+	sb_dockerfile_clear(&df);
+	free(text);
 }
