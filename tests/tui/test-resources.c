@@ -213,7 +213,7 @@ Test(tui, custom_command_hostile_owner_and_name_cannot_inject)
 	tu_run_free(&bad);
 	snprintf(owner, sizeof(owner), "x';touch %s/a;'\"$(touch %s/b)\"`touch %s/c`", marker, marker, marker);
 	env = key_file(&dir, "command = Y \"sandbench exec $NAME -- echo [$OWNER]\"\n"
-			     "command = Z \"sandbench exec $NAME -- sh -c 'echo \"[$1]\"' sh $OWNER\"\n"
+			     "command = V \"sandbench exec $NAME -- sh -c 'echo \"[$1]\"' sh $OWNER\"\n"
 			     "command = W \"sandbench exec $NAME -- echo $BOGUS\"\n");
 	const char *envv[] = { env, NULL };
 	char *own = sb_strdupf("--owner=%s", owner);
@@ -230,7 +230,7 @@ Test(tui, custom_command_hostile_owner_and_name_cannot_inject)
 	cr_assert_neq(tui_find_row(t, want), -1, "the owner arrives as one literal word:\n%s", tui_screen(t));
 	tui_send(t, "q");
 	/* through a shell inside, as its argument: still literal */
-	tui_send(t, "Z");
+	tui_send(t, "V");
 	cr_assert_eq(tui_wait_text(t, "[exit status 0]", WAIT), 0, "%s", tui_screen(t));
 	cr_assert_neq(tui_find_row(t, want), -1, "%s", tui_screen(t));
 	tui_send(t, "q");
