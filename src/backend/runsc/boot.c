@@ -256,6 +256,14 @@ int sb_runsc_boot(struct sb_runsc *rs, struct sb_root *root, const struct sb_bac
 	}
 	if (logfd >= 0)
 		close(logfd);
+	if (rc < 0) {
+		/* the error points at the log for runsc's own words: the keeper's
+		 * runsc wrote them to the sandbox's log file, which goes with it */
+		char *said = NULL;
+		if (sb_fs_read_file(&said, NULL, p.log, 1 << 16, NULL) == 0 && said[0])
+			sb_log("runsc of sandbox '%s' said: %s", name, said);
+		free(said);
+	}
 	paths_clear(&p);
 	if (rc < 0) {
 		struct sb_error ignored;
