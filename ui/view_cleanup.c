@@ -78,6 +78,10 @@ static void load_rows(json_t *doc)
 	}
 }
 
+/* Temporaries expiring within this are listed too (reason "expiring"): a
+ * sandbox about to go is worth a look before it goes. */
+#define NEAR_EXPIRY_S (10 * 60)
+
 /* ---- the jobs (in the child) ---- */
 
 static int job_plan(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struct sb_error *err)
@@ -87,7 +91,7 @@ static int job_plan(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, str
 	int fd, rc;
 
 	(void)arg;
-	if ((rc = sb_cleanup_plan(&p, root, 0, err)) < 0)
+	if ((rc = sb_cleanup_plan(&p, root, NEAR_EXPIRY_S, err)) < 0)
 		return rc;
 	json_t *doc = json_array();
 	for (size_t i = 0; i < p->count; i++)
@@ -133,7 +137,7 @@ static int job_apply(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, st
 	struct sb_cleanup_plan *p;
 	int rc;
 
-	if ((rc = sb_cleanup_plan(&p, root, 0, err)) < 0)
+	if ((rc = sb_cleanup_plan(&p, root, NEAR_EXPIRY_S, err)) < 0)
 		return rc;
 	for (size_t m = 0; m < a->n; m++) {
 		struct sb_cleanup_item *it = NULL;

@@ -177,7 +177,7 @@ Test(faults, failing_delete_after_checkpoint_leaves_broken_then_force_cleans)
 	struct sb_sandbox_info info;
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), 0);
 	cr_assert_eq(info.rec.state, SB_STATE_BROKEN);
-	cr_assert(strstr(info.rec.reason, "injected failure of delete"), "%s", info.rec.reason);
+	cr_assert(strstr(info.rec.reason, "runsc delete"), "%s", info.rec.reason);
 	sb_sandbox_info_clear(&info);
 	inject("delete", NULL);
 
@@ -199,7 +199,7 @@ Test(faults, failed_restore_rolls_back_to_stopped)
 	inject("create", "exit");
 	struct tu_run r = SB("restore", "box");
 	cr_assert_neq(r.status, 0);
-	cr_assert(strstr(r.err, "injected failure of create"), "%s", r.err);
+	cr_assert(strstr(r.err, "runsc create") && !strstr(r.err, "injected"), "%s", r.err);
 	tu_run_free(&r);
 	struct sb_sandbox_info info;
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "box", NULL), 0);
@@ -449,7 +449,7 @@ Test(faults, failed_transitions_without_an_error_struct_keep_their_reason)
 	cr_assert_eq(sb_sandbox_create(NULL, f.root, &spec, NULL), SB_ERR_EXISTS);
 	inject("delete", "exit");
 	cr_assert_lt(sb_sandbox_stop(f.root, "box", NULL, NULL), 0);
-	assert_box(SB_STATE_BROKEN, "stop failed after the checkpoint", "injected failure of delete");
+	assert_box(SB_STATE_BROKEN, "stop failed after the checkpoint", "runsc delete");
 	inject("delete", NULL);
 	cr_assert_eq(sb_sandbox_remove(f.root, "box", SB_REMOVE_FORCE, NULL), 0);
 
@@ -458,13 +458,13 @@ Test(faults, failed_transitions_without_an_error_struct_keep_their_reason)
 	inject("restore", "exit");
 	inject("create", "exit");
 	cr_assert_lt(sb_sandbox_restore(f.root, "box", NULL), 0);
-	assert_box(SB_STATE_STOPPED, "restore failed", "injected failure of create");
+	assert_box(SB_STATE_STOPPED, "restore failed", "runsc create");
 	inject("restore", NULL);
 	inject("create", NULL);
 	cr_assert_eq(sb_sandbox_restore(f.root, "box", NULL), 0);
 
 	inject("delete", "exit");
 	cr_assert_lt(sb_sandbox_remove(f.root, "box", 0, NULL), 0);
-	assert_box(SB_STATE_BROKEN, "remove failed", "injected failure of delete");
+	assert_box(SB_STATE_BROKEN, "remove failed", "runsc delete");
 	inject("delete", NULL);
 }

@@ -89,6 +89,7 @@ Test(planner, lists_what_is_stale_and_cleans_up_exactly_the_marked)
 	SB("create", "brk", "--image", SBF_IMAGE, "--permanent");
 	SB("create", "fine", "--image", SBF_IMAGE, "--permanent");
 	SB("create", "nock", "--image", SBF_IMAGE, "--permanent");
+	SB("create", "soon", "--image", SBF_IMAGE, "--temporary=5m");
 	sbf_bash_image(&f);
 	SB("stop", "brk");
 	SB("stop", "nock");
@@ -108,6 +109,7 @@ Test(planner, lists_what_is_stale_and_cleans_up_exactly_the_marked)
 	cr_assert_eq(tui_wait_row(t, "broken", "brk", WAIT), 0, "%s", tui_screen(t));
 	cr_assert_eq(tui_wait_row(t, "expired", "exp", WAIT), 0, "%s", tui_screen(t));
 	cr_assert_eq(tui_wait_row(t, "no-checkpoint", "nock", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "expiring", "soon", WAIT), 0, "near expiry (within 10 minutes):\n%s", tui_screen(t));
 	cr_assert_eq(tui_wait_row(t, "unused-image", SBF_BASH_IMAGE, WAIT), 0, "%s", tui_screen(t));
 	cr_assert_eq(tui_find_row(t, " fine "), -1, "a running permanent sandbox is not stale");
 	/* rows by name: brk, exp, nock; the selected row's exact bytes below the list */
@@ -128,7 +130,7 @@ Test(planner, lists_what_is_stale_and_cleans_up_exactly_the_marked)
 	cr_assert_eq(tui_wait_row(t, "brk", "done", WAIT), 0, "%s", tui_screen(t));
 	cr_assert_eq(tui_wait_row(t, "nock", "done", WAIT), 0, "%s", tui_screen(t));
 	cr_assert(!exists("brk") && !exists("nock"), "the marked two are gone");
-	cr_assert(exists("exp") && exists("fine"), "the others stay");
+	cr_assert(exists("exp") && exists("fine") && exists("soon"), "the others stay");
 	struct tu_run r = tu_sandbench(f.dir, NULL, "image", "ls", NULL);
 	cr_assert(strstr(r.out, SBF_BASH_IMAGE), "the unmarked image stays: %s", r.out);
 	tu_run_free(&r);
