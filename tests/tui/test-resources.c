@@ -131,6 +131,11 @@ static int no_row_with(struct tui *t, const char *text, const char *unused)
 	return tui_find_row(t, text) < 0;
 }
 
+static int both_shown(struct tui *t, const char *a, const char *b)
+{
+	return tui_find_row(t, a) >= 0 && tui_find_row(t, b) >= 0;
+}
+
 Test(tui, process_list_and_a_signal_that_ends_one)
 {
 	cli_ok("create", "pl", "--image", image, NULL, NULL);
@@ -144,8 +149,10 @@ Test(tui, process_list_and_a_signal_that_ends_one)
 	/* rows by pid: the init, its sleep 3600, ours, ps itself */
 	tui_send(t, "jj");
 	tui_send(t, "t");
-	cr_assert_eq(tui_wait_text(t, "send TERM to process", WAIT), 0, "%s", tui_screen(t));
-	cr_assert_neq(tui_find_row(t, "sleep 4242"), -1, "the dialog names the process:\n%s", tui_screen(t));
+	/* the dialog is drawn whole: its last line, then the process it names */
+	cr_assert_eq(tui_wait_text(t, "in sandbox pl", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_cond(t, both_shown, "in sandbox pl", "sleep 4242", WAIT), 0,
+		     "the dialog names the process:\n%s", tui_screen(t));
 	tui_send(t, "y");
 	cr_assert_eq(tui_wait_text(t, "sent TERM to process", WAIT), 0, "%s", tui_screen(t));
 	cr_assert_eq(tui_wait_text(t, "Processes in pl", WAIT), 0, "%s", tui_screen(t));
