@@ -512,6 +512,8 @@ static int view_sink(struct sb_xdisk *d, struct box *x, struct sb_root *root, co
 		d->layered = n.layered;
 		d->root_owned = 1;
 		rc = fences_for(&d->fences, &x->v, target, err);
+		if (rc < 0) /* the caller clears only a disk it got */
+			sb_xdisk_clear(d);
 	}
 	if (fd >= 0)
 		close(fd);
