@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* the definitions, not error.h's analyser-only wrappers */
+#define SB_ERROR_IMPL
 #include "base/error.h"
 
 static const char *const error_names[] = {

@@ -48,6 +48,16 @@ int sb_error_errno(struct sb_error *err, int code, int errnum, const char *fmt, 
 int sb_error_wrap(struct sb_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sb_error_clear(struct sb_error *err);
+
+#if defined(__clang_analyzer__) && !defined(SB_ERROR_IMPL)
+/* clang-tidy's analyser does not see into error.c: without this it takes
+ * `return sb_error_set(...)` for a possible success and reports the caller's
+ * clean-up on that impossible path (double free, use after free). */
+#define SB_ERROR_NEG_(call) ({ int sb_rc_ = (call); sb_rc_ < 0 ? sb_rc_ : SB_ERR_INVALID; })
+#define sb_error_set(...) SB_ERROR_NEG_(sb_error_set(__VA_ARGS__))
+#define sb_error_errno(...) SB_ERROR_NEG_(sb_error_errno(__VA_ARGS__))
+#define sb_error_wrap(...) SB_ERROR_NEG_(sb_error_wrap(__VA_ARGS__))
+#endif
 /* Stable machine name of a code ("not-found", ...), for --json output. */
 const char *sb_error_name(int code);
 

@@ -198,7 +198,7 @@ int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t m
 	char *old = fd >= 0 ? malloc(len + 1) : NULL;
 	/* one byte more than wanted: a longer file differs */
 	ssize_t n = old ? pread(fd, old, len + 1, 0) : -1;
-	int same = n == (ssize_t)len && memcmp(old, data, len) == 0, rc = 0;
+	int same = old && n == (ssize_t)len && memcmp(old, data, len) == 0, rc = 0;
 
 	free(old);
 	if (fd < 0)

@@ -204,6 +204,7 @@ int sb_registry_challenge_parse(struct sb_registry_challenge *ch, const char *p)
 			for (p++; *p && *p != '"'; p++) {
 				if (*p == '\\' && p[1])
 					p++;
+				/* cppcheck-suppress uninitdata ; a write into the new buffer, not a read */
 				*v++ = *p;
 			}
 			if (*p != '"') {

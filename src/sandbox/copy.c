@@ -330,7 +330,7 @@ static int produce_out(struct sb_copy_result *res, struct box *x, struct sb_root
 static int copy_out(struct sb_copy_result *out, struct sb_root *root, const char *name, const char *path,
 		    const char *host_dst, int fd, const struct sb_copy_opts *opts, struct sb_error *err)
 {
-	struct sb_copy_result own;
+	struct sb_copy_result own = { 0 };
 	struct sb_copy_result *res = out ? out : &own;
 	struct spec src = { 0 }, dst = { 0 };
 	struct host_sink h = { { host_begin, host_data, host_end }, { .parent = -1 }, 0, &src, &dst };
@@ -512,6 +512,8 @@ static int view_sink(struct sb_xdisk *d, struct box *x, struct sb_root *root, co
 		d->layered = n.layered;
 		d->root_owned = 1;
 		rc = fences_for(&d->fences, &x->v, target, err);
+		if (rc < 0) /* the caller clears only a disk it got */
+			sb_xdisk_clear(d);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -565,7 +567,7 @@ static int plan_in(struct plan *p, char **guest, struct box *x, struct sb_root *
 static int copy_in(struct sb_copy_result *out, struct sb_root *root, const char *host_src, int fd, const char *name,
 		   const char *path, const struct sb_copy_opts *opts, struct sb_error *err)
 {
-	struct sb_copy_result own;
+	struct sb_copy_result own = { 0 };
 	struct sb_copy_result *res = out ? out : &own;
 	struct spec src = { 0 }, dst = { 0 };
 	struct source s = { .fd = fd, .label = host_src ? host_src : "-" };

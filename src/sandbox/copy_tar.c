@@ -62,6 +62,7 @@ static int out_begin(struct sb_xsink *s, const struct sb_xentry *x, struct sb_er
 
 	if (!name || (x->type == 0 && !link)) {
 		free(name);
+		free(link);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
 	archive_entry_clear(t->e);

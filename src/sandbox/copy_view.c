@@ -460,16 +460,17 @@ static int follow(struct walk *w, struct sb_vnode *n, struct sb_error *err)
 {
 	char target[4096];
 	ssize_t len = readlinkat(n->fd >= 0 ? n->fd : n->lower, "", target, sizeof(target) - 1);
+	int saved = errno; /* before sb_vnode_label's allocation can change it */
 	char *label = sb_vnode_label(n);
 	int rc = 0;
 
 	if (++w->links > MAX_LINKS)
 		rc = sb_error_set(err, SB_ERR_UNSAFE, _("'%s' is refused: too many symbolic links"), label ? label : "?");
 	else if (len < 0)
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot read the symbolic link '%s'"), label ? label : "?");
+		rc = sb_error_errno(err, SB_ERR_IO, saved, _("cannot read the symbolic link '%s'"), label ? label : "?");
 	free(label);
 	sb_vnode_clear(n);
-	if (rc < 0)
+	if (rc < 0 || len < 0) /* len < 0 always set rc: said for the analysers */
 		return rc;
 	target[len] = '\0';
 	if (target[0] == '/')

@@ -344,8 +344,10 @@ static void reply_ok(struct hclient *c, unsigned long long off)
 
 static void reply_error(struct hclient *c, int code, const char *msg)
 {
-	unsigned char b[4] = { (unsigned char)code, (unsigned char)(code >> 8), (unsigned char)(code >> 16),
-			       (unsigned char)(code >> 24) };
+	/* shifted unsigned: shifting a negative code is not portable C */
+	uint32_t u = (uint32_t)code;
+	unsigned char b[4] = { (unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
+			       (unsigned char)(u >> 24) };
 
 	sess_frame_put(&c->out, MSG_ERROR, b, sizeof(b), msg, strlen(msg));
 }

@@ -183,6 +183,7 @@ Test(foundation, lock_excludes_other_processes)
 	if (pid == 0) {
 		char *path = sb_path_join(dir, "lock");
 		int fd = open(path, O_RDWR);
+		free(path); /* memcheck counts the child's leaks too */
 		_exit(flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1);
 	}
 	int status;
