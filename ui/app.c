@@ -21,6 +21,7 @@
 #include "draw.h"
 #include "base/i18n.h"
 #include "base/proc.h"
+#include "sandbox/pool.h"
 #include "sandbox/timeline.h"
 #include "theme.h"
 #include "ui.h"
@@ -169,6 +170,17 @@ void ui_app_reload(struct ui_app *app)
 		snprintf(selected, sizeof(selected), "%s", sel->rec.name);
 	app->sbx = list;
 	app->n_sbx = n;
+	/* the warm pool's members are not the user's sandboxes: a count in the title */
+	struct sb_pool_profile *pool;
+	size_t n_pool;
+	app->pool_ready = app->pool_size = 0;
+	if (sb_pool_list(&pool, &n_pool, app->root, NULL) == 0) {
+		for (size_t i = 0; i < n_pool; i++) {
+			app->pool_ready += pool[i].ready;
+			app->pool_size += pool[i].size;
+		}
+		sb_pool_list_free(pool, n_pool);
+	}
 	ui_sandboxes_rebuild(app, selected);
 	sb_sandbox_list_free(old, n_old);
 	ui_marks_prune(app);
@@ -306,6 +318,10 @@ static void draw_title(struct ui_app *app)
 			  app->n_sbx),
 		 sb_root_path(app->root), app->n_sbx, running);
 	x = ui_draw_put(w, 0, 0, getmaxx(w), buf, ui_theme_attr(UI_ROLE_TITLEBAR) | A_BOLD);
+	if (app->pool_size) {
+		snprintf(buf, sizeof(buf), _("pool %d/%d ready "), app->pool_ready, app->pool_size);
+		x = ui_draw_put(w, 0, x, getmaxx(w) - x, buf, ui_theme_attr(UI_ROLE_TITLEBAR));
+	}
 	if (app->n_marks) {
 		snprintf(buf, sizeof(buf), ngettext("[%zu marked] ", "[%zu marked] ", app->n_marks), app->n_marks);
 		x = ui_draw_put(w, 0, x, getmaxx(w) - x, buf, ui_theme_attr(UI_ROLE_TITLEBAR) | A_BOLD);

@@ -93,6 +93,7 @@ struct ui_app {
 	/* sandboxes: the records, and the view's order after filter and sort */
 	struct sb_sandbox_info *sbx;
 	size_t n_sbx;
+	int pool_ready, pool_size;               /* the warm pool's members (docs/pool.md), not listed */
 	size_t *order;
 	size_t n_order;
 	enum ui_sb_column sort_col;

@@ -59,6 +59,7 @@ struct sb_backend_exec {
 	const char *cwd;
 	const struct sb_backend_user *user;   /* NULL: root */
 	const char *ipid_file;               /* where its pid inside goes (for kill); NULL: nowhere */
+	const char *const *caps;             /* capabilities beyond the default ("CAP_SYS_ADMIN"; plain exec only); NULL: none */
 	const char *scratch;                 /* pty: a file the backend may write; the caller removes it */
 	unsigned short rows, cols;           /* pty: the terminal's size */
 	struct sb_proc_opts proc;            /* deadline, stdio, capture */

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
+#include "sandbox/pool.h"
 #include "sandbox/sandbox.h"
 #include "base/units.h"
 
@@ -42,6 +43,9 @@ static int reap_once(struct sb_root *root, unsigned flags, int json)
 		status = rc;
 	fflush(stdout);
 	free(items);
+	/* the timer and --watch top the warm pool up; its failures go to its log */
+	if (!(flags & SB_REAP_DRY_RUN))
+		sb_pool_refill(NULL, root, 0, NULL);
 	return status;
 }
 

@@ -34,6 +34,7 @@ static const struct sb_cli_command *const commands[] = {
 	&sb_cmd_timeline,
 	&sb_cmd_logs,
 	&sb_cmd_network,
+	&sb_cmd_pool,
 	&sb_cmd_reap,
 	&sb_cmd_gc,
 	&sb_cmd_cleanup,

@@ -192,6 +192,9 @@ int mcp_tool_session_kill(json_t **result, const struct mcp_ctx *ctx, const json
 int mcp_tool_file_read(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_write(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_file_list(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_pool_set(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_pool_ls(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+int mcp_tool_pool_rm(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 int mcp_tool_service_logs(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
 
 /* A stream as JSON text: what is not UTF-8 becomes U+FFFD. */

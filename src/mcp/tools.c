@@ -159,6 +159,21 @@ static const struct mcp_tool tools[] = {
 	  mcp_tool_service_logs, MCP_TOOL_READONLY | MCP_TOOL_WORKER },
 	{ "image_list", "List the images sandboxes can be created from.", OBJECT("", ""), mcp_tool_image_list,
 	  MCP_TOOL_READONLY },
+	{ "pool_set",
+	  "Keep size booted sandboxes of this profile (image, network off, memory, cpus) that sandbox_create claims "
+	  "for a matching temporary sandbox: it starts in milliseconds rather than booting.",
+	  OBJECT("\"image\": {\"type\": \"string\", \"minLength\": 1}, "
+		 "\"size\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 64}, "
+		 "\"network\": {\"type\": \"boolean\", \"description\": \"Only false for now.\"}, "
+		 "\"memory\": {\"type\": \"string\", \"description\": \"Memory limit, e.g. 512m, 2g.\"}, "
+		 "\"cpus\": {\"type\": \"number\", \"exclusiveMinimum\": 0, \"maximum\": 1024}",
+		 "\"image\", \"size\""),
+	  mcp_tool_pool_set, MCP_TOOL_WORKER },
+	{ "pool_ls", "List the warm pool's profiles and their ready members.", OBJECT("", ""), mcp_tool_pool_ls,
+	  MCP_TOOL_READONLY },
+	{ "pool_rm", "Remove the warm pool of an image (or all of them) and its booted members.",
+	  OBJECT("\"image\": {\"type\": \"string\", \"minLength\": 1}, \"all\": {\"type\": \"boolean\"}", ""),
+	  mcp_tool_pool_rm, MCP_TOOL_WORKER },
 };
 
 static int offered(const struct sb_mcp_server *srv, const struct mcp_tool *t)

@@ -24,11 +24,29 @@
 #include "base/i18n.h"
 #include "base/name.h"
 #include "base/proc.h"
+#include "sandbox/pool.h"
 #include "sandbox/sandbox.h"
 
 #define SESSION_END_MS 3000
 
+int sb_pool_member_name(const char *name)
+{
+	return name && !strncmp(name, SB_POOL_PREFIX, strlen(SB_POOL_PREFIX));
+}
+
+/* The warm pool's members carry a prefix users cannot give (pool.h): every
+ * name a user gives is checked here; the box layer takes both. */
 int sb_sandbox_name_check(const char *name, struct sb_error *err)
+{
+	int rc = sb_name_check(name, _("sandbox name"), err);
+
+	if (rc == 0 && sb_pool_member_name(name))
+		return sb_error_set(err, SB_ERR_INVALID, _("sandbox names starting with '%s' are reserved for the warm pool"),
+				    SB_POOL_PREFIX);
+	return rc;
+}
+
+int sb_box_name_check(const char *name, struct sb_error *err)
 {
 	return sb_name_check(name, _("sandbox name"), err);
 }
@@ -61,7 +79,7 @@ int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum b
 	memset(b, 0, sizeof(*b));
 	b->root = root;
 	b->lock_fd = -1;
-	if ((rc = sb_sandbox_name_check(name, err)) < 0)
+	if ((rc = sb_box_name_check(name, err)) < 0)
 		return rc;
 	char *rel = sb_strdupf("sandboxes/%s", name);
 	b->dir = rel ? sb_root_file(root, rel) : NULL;

@@ -16,6 +16,7 @@
 #include "base/jsonfile.h"
 #include "base/utf8.h"
 #include "image/store.h"
+#include "sandbox/pool.h"
 #include "sandbox/sandbox.h"
 
 /* Host mounts through the mount policy (mount_policy.h): host paths resolved,
@@ -242,6 +243,14 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 	return 0;
 }
 
+int sb_box_new_record(struct sb_record *rec, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		      const struct sb_settings *set, struct sb_error *err)
+{
+	int rc = fill_record(rec, spec, set, err);
+
+	return rc < 0 ? rc : resolve_image(rec, root, spec->image, err);
+}
+
 static const char *const box_dirs[] = { "upper", "work", "rootfs", "workspace", "bundle", "shells", NULL };
 
 int sb_box_make_dirs(struct sb_box *b, struct sb_error *err)
@@ -349,15 +358,13 @@ out:
 	return rc;
 }
 
-int sb_sandbox_create(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
-		      struct sb_error *err)
+int sb_box_create(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		  struct sb_error *err)
 {
 	int rc;
 
 	if (out)
 		memset(out, 0, sizeof(*out));
-	if ((rc = sb_sandbox_name_check(spec->name, err)) < 0)
-		return rc;
 	struct sb_sandbox_spec resolved = *spec;
 	struct sb_sandbox_mount *mounts;
 	struct sb_mount *held;
@@ -373,5 +380,25 @@ int sb_sandbox_create(struct sb_sandbox_info *out, struct sb_root *root, const s
 		sb_root_unlock(root);
 	}
 	free_mounts(mounts, held, spec->n_mounts);
+	return rc;
+}
+
+int sb_sandbox_create(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		      struct sb_error *err)
+{
+	int rc;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if ((rc = sb_sandbox_name_check(spec->name, err)) < 0 || (rc = check_texts(spec, err)) < 0)
+		return rc;
+	/* a warm member of the pool when one matches; then the pool is topped up
+	 * in the background (failures there are the refill's, not the caller's) */
+	if ((rc = sb_pool_claim(out, root, spec, err)) < 0)
+		return rc;
+	int used = rc;
+	rc = used == 1 ? 0 : sb_box_create(out, root, spec, err);
+	if (used)
+		sb_pool_refill_detached(root);
 	return rc;
 }

@@ -257,7 +257,7 @@ static int scan_sandboxes(struct gc *g, struct sb_error *err)
 	while ((de = readdir(d))) {
 		struct sb_box b;
 		struct sb_error e;
-		if (de->d_name[0] == '.' || sb_sandbox_name_check(de->d_name, NULL) < 0)
+		if (de->d_name[0] == '.' || sb_box_name_check(de->d_name, NULL) < 0)
 			continue;
 		if (sb_box_open(&b, g->root, de->d_name, BOX_LOCK_NONE, 0, &e) < 0) {
 			sb_box_close(&b);
@@ -359,6 +359,10 @@ int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsign
 	sweep_containers(&g);
 	sweep_recordless(&g);
 	sweep_network(&g);
+	/* pool members no profile wants (the profile is gone) or that died */
+	size_t pruned = 0;
+	if (!g.dry_run && sb_pool_prune(&pruned, root, NULL) == 0 && pruned)
+		add_item(&g, "pool", "members", N_("removed pool members no profile wants or that were not running"));
 	/* the state root's own files (the root lock is held) */
 	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(root_dirs[0]); i++) {
 		char *dir = sb_root_file(root, root_dirs[i]);

@@ -43,6 +43,24 @@ struct sb_box {
 	char *mount_changed;             /* why the last boot refused a host mount ("mount changed: ..."); NULL: none */
 };
 
+/* A sandbox name or a warm pool member's (sb_sandbox_name_check refuses those). */
+int sb_box_name_check(const char *name, struct sb_error *err);
+/* sb_sandbox_create without the user's name check (the pool boots members
+ * through it) and without the pool's claim. */
+int sb_box_create(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		  struct sb_error *err);
+/* The record a create of spec makes (new id, image resolved and pinned). */
+int sb_box_new_record(struct sb_record *rec, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		      const struct sb_settings *set, struct sb_error *err);
+/* Removes pool members no profile wants or that are not running, unless a
+ * refill runs (it does the same); the root lock may be held. */
+int sb_pool_prune(size_t *removed, struct sb_root *root, struct sb_error *err);
+/* Claims a pool member for spec (pool_claim.c): 1 and *out when one
+ * matched and is now spec's sandbox, 0 when none did (create boots), 2
+ * when members were used up failing to (logged; create boots). */
+int sb_pool_claim(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
+		  struct sb_error *err);
+
 /* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
  * the record too (SB_ERR_NOTFOUND naming the sandbox when there is none). */
 int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum box_lock lock, int load,

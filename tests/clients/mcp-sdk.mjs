@@ -23,7 +23,7 @@ const TOOLS = [
   "session_read", "session_kill", "file_read", "file_write", "file_list", "sandbox_diff", "sandbox_stop",
   "sandbox_restore", "sandbox_remove", "image_list", "sandbox_fork", "sandbox_commit", "image_build", "image_push",
   "service_logs",
-  "sandbox_pause", "sandbox_resume",
+  "sandbox_pause", "sandbox_resume", "pool_set", "pool_ls", "pool_rm",
 ];
 const WAIT_MS = 60000;
 
@@ -211,6 +211,24 @@ async function refused(client, tool, args, code, pattern) {
   if (pattern) assert.match(r.structuredContent.message, pattern);
 }
 
+async function pool(client) {
+  await refused(client, "pool_set", { image, size: 0 }, "invalid");
+  await refused(client, "pool_set", { image, size: 1, network: true }, "invalid", /network on/);
+  await refused(client, "pool_set", { image: "nosuch:image", size: 1 }, "not-found");
+  await refused(client, "pool_rm", { image }, "not-found", /no warm pool/);
+  await refused(client, "pool_rm", {}, "invalid");
+  const s = await call(client, "pool_set", { image, size: 1, memory: "512m" });
+  assert.equal(s.profiles.length, 1, JSON.stringify(s));
+  assert.equal(s.profiles[0].size, 1);
+  assert.equal(s.profiles[0].memory, 512 * 1024 * 1024);
+  const l = await call(client, "pool_ls", {});
+  assert.equal(l.profiles[0].image, image, JSON.stringify(l));
+  // waits for the refill pool_set started, then removes what it booted
+  await call(client, "pool_rm", { all: true });
+  assert.equal((await call(client, "pool_ls", {})).profiles.length, 0);
+  ok("pool_set, pool_ls, pool_rm and their refusals");
+}
+
 async function images(client) {
   const ref = `mcp-sdk-${mode}-${process.pid}:v1`;
   await call(client, "sandbox_exec", { name, command: ["sh", "-c", "echo committed > /etc/mcp-commit"] });
@@ -379,6 +397,7 @@ try {
   await files(client);
   await cancel(client);
   await images(client);
+  await pool(client);
   if (mode === "stdio") await services(client);
   await faults(client);
   await remove(client);

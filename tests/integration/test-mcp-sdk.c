@@ -558,7 +558,8 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	json_t *tools = json_object_get(json_object_get(json_object_get(a, "2"), "result"), "tools"), *t;
 	size_t i;
 
-	cr_assert_eq(json_array_size(tools), 8, "read-only tools (service_logs among them): %zu", json_array_size(tools));
+	cr_assert_eq(json_array_size(tools), 9, "read-only tools (service_logs, pool_ls among them): %zu",
+		     json_array_size(tools));
 	json_array_foreach (tools, i, t)
 		cr_assert(json_is_true(json_object_get(json_object_get(t, "annotations"), "readOnlyHint")), "%s",
 			  json_string_value(json_object_get(t, "name")));

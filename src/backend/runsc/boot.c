@@ -295,7 +295,9 @@ void sb_runsc_remove_cgroups(const char *id)
 	closedir(d);
 }
 /* True when /proc/<pid>/cmdline is this sandbox's runsc-sandbox process. */
-static int is_sandbox_process(const char *bundle, pid_t pid)
+/* Its bundle, or its container id (the last argument): a claimed pool
+ * member (docs/pool.md) runs on under a renamed directory. */
+static int is_sandbox_process(const char *bundle, const char *id, pid_t pid)
 {
 	char path[64], *text = NULL;
 	size_t len = 0;
@@ -305,8 +307,12 @@ static int is_sandbox_process(const char *bundle, pid_t pid)
 	if (sb_fs_read_file(&text, &len, path, 1 << 16, NULL) < 0)
 		return 0;
 	if (!strcmp(text, "runsc-sandbox")) {
-		for (size_t i = 0; i < len && !match; i += strlen(text + i) + 1)
+		size_t last = 0;
+		for (size_t i = 0; i < len && !match; i += strlen(text + i) + 1) {
 			match = !strncmp(text + i, "--bundle=", 9) && !strcmp(text + i + 9, bundle);
+			last = i;
+		}
+		match |= *id && !strcmp(text + last, id);
 	}
 	free(text);
 	return match;
@@ -323,7 +329,7 @@ int sb_runsc_sandbox_pidfd(const struct sb_backend_sandbox *sb)
 		pid = strtol(text, NULL, 10);
 	/* opened before the process is identified: a pid reused after that
 	 * check leaves the pidfd naming the exited process */
-	if (pid > 1 && (fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) >= 0 && !is_sandbox_process(bundle, (pid_t)pid)) {
+	if (pid > 1 && (fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) >= 0 && !is_sandbox_process(bundle, sb->rec->id, (pid_t)pid)) {
 		close(fd);
 		fd = -1;
 	}

@@ -113,6 +113,9 @@ json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, co
  * of its command line (the container's environment, then env), then more_env;
  * a later value of a variable replaces an earlier one. NULL when a part of it
  * cannot be built. */
+/* proc with the capabilities more (NULL-terminated, may be NULL) added to
+ * every set; steals proc, NULL when out of memory. */
+json_t *sb_spec_add_caps(json_t *proc, const char *const *more);
 json_t *sb_spec_exec_process(char *const *args, char *const *env, char *const *more_env, const char *cwd,
 			     const struct sb_backend_user *user);
 /* The RLIMIT_AS every process of rec's sandbox gets (bytes; 0: no memory

@@ -97,8 +97,8 @@ static int be_teardown(void *p, const struct sb_backend_sandbox *sb, unsigned fl
 static int process_memfd(char *path, size_t size, const struct sb_backend_sandbox *sb,
 			 const struct sb_backend_exec *x, struct sb_error *err)
 {
-	json_t *proc = sb_spec_limit_process(sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd, x->user),
-					     sb->rec);
+	json_t *proc = sb_spec_add_caps(sb_spec_limit_process(sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd,
+										    x->user), sb->rec), x->caps);
 	char *text = proc ? json_dumps(proc, JSON_COMPACT) : NULL;
 	int fd = text ? memfd_create("sandbench-exec", MFD_CLOEXEC) : -1;
 	int rc = fd;
@@ -127,7 +127,7 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 
 	if (!be_rs(p, err))
 		return SB_ERR_PREREQ;
-	if ((x->secret_env && x->secret_env[0]) || sb_spec_as_limit(sb->rec)) {
+	if ((x->secret_env && x->secret_env[0]) || sb_spec_as_limit(sb->rec) || x->caps) {
 		if ((fd = process_memfd(path, sizeof(path), sb, x, err)) < 0)
 			return fd;
 		c.process_file = path;

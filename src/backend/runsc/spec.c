@@ -72,6 +72,19 @@ json_t *sb_spec_process(char *const *args, char *const *env, const char *cwd, co
 	return p;
 }
 
+json_t *sb_spec_add_caps(json_t *proc, const char *const *more)
+{
+	json_t *capobj = json_object_get(proc, "capabilities");
+
+	for (const char *const *s = cap_sets; proc && more && *s; s++)
+		for (const char *const *c = more; *c; c++)
+			if (json_array_append_new(json_object_get(capobj, *s), json_string(*c)) < 0) {
+				json_decref(proc);
+				return NULL;
+			}
+	return proc;
+}
+
 unsigned long long sb_spec_as_limit(const struct sb_record *rec)
 {
 	if (!rec || !rec->memory)
