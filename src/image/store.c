@@ -261,6 +261,11 @@ int sb_image_list(struct sb_image_info **out, size_t *count, struct sb_root *roo
 		json_t *own = sb_image_db_refs_of(db, key);
 		size_t tagged = json_array_size(own);
 		json_decref(own);
+		if (!own) {
+			/* not "untagged": the image would be listed twice */
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+			goto out;
+		}
 		if (tagged)
 			continue;
 		if ((rc = sb_image_db_info(&list[n], root, db, key, NULL, users, err)) < 0)
