@@ -19,6 +19,8 @@
 #include "base/redact.h"
 #include "base/root.h"
 #include "image/dockerfile.h"
+#include "image/import.h"
+#include "image/store.h"
 #include "keys.h"
 #include "query.h"
 #include "image/manifest.h"
@@ -37,8 +39,9 @@ static long calls, runs;
 
 static void setup(void)
 {
-	dir = tu_tempdir("allocfail");
-	cr_assert_not_null(dir);
+	/* on tmpfs: thousands of runs, each with its fsyncs */
+	dir = strdup("/dev/shm/sbtest-allocfail-XXXXXX");
+	cr_assert(dir && mkdtemp(dir));
 	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
 	/* only ROOT/config counts: the installed file is not the input */
 	setenv("SANDBENCH_DEFAULTS", "/nonexistent/sandbench.conf", 1);
@@ -235,6 +238,90 @@ static int call_dockerfile(void *arg, struct sb_error *err)
 	cr_assert(rc == 0 && argv[0] && argv[1] && argv[2] && !strcmp(argv[2], "echo hi") && !argv[3]);
 	sb_df_argv_free(argv);
 	return 0;
+}
+
+static const char *arg_tar;
+
+/* The image store on a temp root: an import of a small rootfs tar, then
+ * resolve, list, remove and prune. A failed import leaves no reference to a
+ * half image; each run starts from an empty store. */
+static int call_import(void *arg, struct sb_error *err)
+{
+	const char *tar = arg;
+	struct sb_image_import_opts opts = { .name = "tiny:1" };
+	struct sb_image_import_result res;
+	struct sb_image_info info = { 0 };
+	int rc = sb_image_import(&res, root, tar, &opts, err);
+
+	af_hold(1);
+	int found = sb_image_resolve(&info, root, "tiny:1", NULL);
+	cr_assert(rc == 0 ? found == 0 : found == SB_ERR_NOTFOUND, "import returned %d (%s), resolve %d (allocation %ld)",
+		  rc, rc ? err->msg : "", found, af_current());
+	if (rc == 0) {
+		char *path = sb_path_join(info.rootfs, "etc/hello"), *text = NULL;
+		cr_assert_eq(sb_fs_read_file(&text, NULL, path, 4096, NULL), 0, "the image lost a file");
+		cr_assert_str_eq(text, "hello\n");
+		free(text);
+		free(path);
+		struct sb_image_removal rm = { 0 };
+		cr_assert_eq(sb_image_remove(&rm, root, "tiny:1", 0, NULL), 0);
+		sb_image_removal_clear(&rm);
+	}
+	sb_image_info_clear(&info);
+	struct sb_image_prune_report pr = { 0 };
+	cr_assert_eq(sb_image_prune(&pr, root, 0, NULL), 0);
+	return rc;
+}
+
+/* resolve, list, inspect and remove of an installed image */
+static int call_store(void *arg, struct sb_error *err)
+{
+	struct sb_image_info info = { 0 }, *list = NULL;
+	struct sb_image_removal rm = { 0 };
+	size_t n = 0;
+	(void)arg;
+	int rc = sb_image_inspect(&info, root, "tiny:1", err);
+	if (rc == 0)
+		cr_assert(info.rootfs && info.platform && info.installed && info.source && info.exec_config,
+			  "an inspect lost a part (allocation %ld): %d%d%d%d%d", af_current(), !info.rootfs, !info.platform,
+			  !info.installed, !info.source, !info.exec_config);
+	sb_image_info_clear(&info);
+	if (rc < 0 || (rc = sb_image_list(&list, &n, root, err)) < 0)
+		return rc;
+	cr_assert(n == 2, "a list of %zu images, not 2 (allocation %ld)", n, af_current());
+	sb_image_list_free(list, n);
+	rc = sb_image_remove(&rm, root, "tiny:2", 0, err);
+	sb_image_removal_clear(&rm);
+	af_hold(1);
+	/* the removal happened whole or not at all */
+	int gone = sb_image_resolve(&info, root, "tiny:2", NULL) == SB_ERR_NOTFOUND;
+	sb_image_info_clear(&info);
+	cr_assert(gone == (rc == 0), "remove returned %d, the reference is %s", rc, gone ? "gone" : "there");
+	if (gone) {
+		struct sb_image_import_opts opts = { .name = "tiny:2" };
+		struct sb_image_import_result res;
+		cr_assert_eq(sb_image_import(&res, root, arg_tar, &opts, NULL), 0);
+	}
+	return rc;
+}
+
+Test(alloc_fail, image_store)
+{
+	char *src = sb_path_join(dir, "src"), *tar = sb_path_join(dir, "tiny.tar");
+	struct sb_image_import_opts opts = { .name = "tiny:1" };
+	struct sb_image_import_result res;
+	struct sb_error err;
+
+	cr_assert_eq(tu_sh("mkdir -p %s/etc %s/bin && echo hello > %s/etc/hello && echo x > %s/bin/x && "
+			   "tar -C %s -cf %s etc bin", src, src, src, src, src, tar), 0);
+	every("image import", call_import, tar, 20);
+	arg_tar = tar;
+	cr_assert_eq(sb_image_import(&res, root, tar, &opts, &err), 0, "%s", err.msg);
+	opts.name = "tiny:2";
+	cr_assert_eq(sb_image_import(&res, root, tar, &opts, &err), 0, "%s", err.msg);
+	every("image inspect, list, remove", call_store, NULL, 10);
+	free(src);
+	free(tar);
 }
 
 Test(alloc_fail, images)
