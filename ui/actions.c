@@ -12,6 +12,7 @@
 #include "sandbox/gc.h"
 #include "session/session.h"
 #include "ui.h"
+#include "base/jsonfile.h"
 #include "base/units.h"
 
 /* How much "extend" adds to a temporary sandbox's idle timeout. */
@@ -137,7 +138,7 @@ static void stop_now(struct ui_app *app, const char *name)
 static void inspect(struct ui_app *app, const struct sb_sandbox_info *s)
 {
 	json_t *doc = sb_record_to_json(&s->rec);
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	char *text = doc ? sb_json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	char title[128];
 
 	snprintf(title, sizeof(title), _("%s: sandbox.json"), s->rec.name);

@@ -318,8 +318,11 @@ int ui_keymap_parse(struct ui_keymap *map, const char *text, char *warn, size_t 
 
 		p += len + (nl ? 1 : 0);
 		lineno++;
-		if (!line)
-			return -1;
+		if (!line) {
+			/* said, so that a binding is never lost unseen */
+			warnf(warn, warn_size, &count, _("keys.conf:%d: out of memory"), lineno);
+			continue;
+		}
 		name = line + strspn(line, " \t");
 		if (!*name || *name == '#') {
 			free(line);
@@ -349,11 +352,13 @@ void ui_keymap_defaults(struct ui_keymap *map)
 {
 	memset(map, 0, sizeof(*map));
 	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
-		char *keys = strdup(actions[i].defaults), *save = NULL;
+		/* on the stack: a failed allocation would leave an action unbound */
+		char keys[256], *save = NULL;
 		int n = 0;
+
+		snprintf(keys, sizeof(keys), "%s", actions[i].defaults);
 		for (char *tok = strtok_r(keys, " ", &save); tok && n < UI_KEYS_MAX; tok = strtok_r(NULL, " ", &save))
 			map->keys[actions[i].action][n++] = ui_key_parse(tok);
-		free(keys);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "sandbox/timeline.h"
 #include "ui.h"
 
@@ -334,7 +335,7 @@ static void open_entry(struct ui_app *app, struct timeline *t, const struct tl_r
 	}
 	const struct sb_timeline_entry *e = one->count ? &one->entries[0] : NULL;
 	json_t *j = e ? sb_timeline_entry_to_json(e) : NULL;
-	char *js = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	char *js = j ? sb_json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	if (e) {
 		add(&text, &len, _("What"), e->text);
 		snprintf(num, sizeof(num), "%d", e->exit_code);

@@ -73,6 +73,10 @@ static int parse_field(struct term *t, const char *tok, const struct ui_query_fi
 	}
 	t->field = strndup(tok, len);
 	t->arg = strdup(tok + len + 1);
+	if (!t->field || !t->arg) {
+		snprintf(msg, size, "%s", _("out of memory"));
+		return -1;
+	}
 	if (tok[len] == ':') {
 		t->kind = TERM_GLOB;
 		return 1;
@@ -124,7 +128,10 @@ static int parse_term(struct term *t, const char *tok, const struct ui_query_fie
 	if ((rc = parse_field(t, tok, f, msg, size)) != 0)
 		return rc < 0 ? -1 : 0;
 	t->kind = TERM_TEXT;
-	t->arg = strdup(tok);
+	if (!(t->arg = strdup(tok))) {
+		snprintf(msg, size, "%s", _("out of memory"));
+		return -1;
+	}
 	return 0;
 }
 
@@ -184,9 +191,9 @@ fail:
 
 static int term_match(const struct term *t, const struct ui_query_fields *f, const void *row)
 {
-	char (*vals)[UI_QUERY_VALUE_MAX] = malloc(sizeof(*vals) * VALUES_MAX);
-	size_t n = vals ? f->values(row, t->kind == TERM_TEXT || t->kind == TERM_REGEX ? NULL : t->field, vals,
-				    VALUES_MAX) : 0;
+	/* on the stack (16 KiB): a failed allocation would hide or show a row */
+	char vals[VALUES_MAX][UI_QUERY_VALUE_MAX];
+	size_t n = f->values(row, t->kind == TERM_TEXT || t->kind == TERM_REGEX ? NULL : t->field, vals, VALUES_MAX);
 	int hit = 0;
 
 	for (size_t i = 0; i < n && !hit; i++) {
@@ -208,7 +215,6 @@ static int term_match(const struct term *t, const struct ui_query_fields *f, con
 			break;
 		}
 	}
-	free(vals);
 	return hit != t->invert;
 }
 

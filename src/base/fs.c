@@ -110,11 +110,15 @@ int sb_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
 int sb_fs_replace(const char *path, const void *data, size_t len, mode_t mode, int sync, struct sb_error *err)
 {
 	char *tmp = sb_strdupf("%s.tmp.%ld", path, (long)getpid());
-	char *dir = NULL;
+	/* before the rename: once the file is in place, nothing may fail for want of memory */
+	char *dir = sync ? strdup(path) : NULL;
 	int fd, rc = 0;
 
-	if (!tmp)
+	if (!tmp || (sync && !dir)) {
+		free(tmp);
+		free(dir);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write '%s'"), path);
@@ -135,11 +139,6 @@ int sb_fs_replace(const char *path, const void *data, size_t len, mode_t mode, i
 	}
 	if (!sync)
 		goto out;
-	dir = strdup(path);
-	if (!dir) {
-		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		goto out;
-	}
 	char *slash = strrchr(dir, '/');
 	if (slash == dir)
 		slash[1] = '\0';

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
@@ -33,16 +34,43 @@ int sb_json_save(const char *path, const json_t *doc, struct sb_error *err)
 
 int sb_json_save_sync(const char *path, const json_t *doc, int sync, struct sb_error *err)
 {
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	char *text = sb_json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	int rc;
 
 	if (!text)
 		return sb_error_set(err, SB_ERR_NOMEM, _("cannot serialise '%s'"), path);
 	size_t n = strlen(text);
-	text[n] = '\n'; /* json_dumps leaves room: replace the NUL, write n+1 bytes */
+	text[n] = '\n'; /* replaces the NUL: n+1 bytes are written */
 	rc = sb_fs_replace(path, text, n + 1, 0644, sync, err);
 	free(text);
 	return rc;
+}
+
+struct dump_buf {
+	struct sb_buf b;
+	int failed;              /* sticky: jansson may go on after a refusal */
+};
+
+static int dump_part(const char *data, size_t len, void *arg)
+{
+	struct dump_buf *d = arg;
+
+	if (d->failed || sb_buf_add(&d->b, data, len) < 0) {
+		d->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+char *sb_json_dumps(const json_t *doc, size_t flags)
+{
+	struct dump_buf d = { { 0 }, 0 };
+
+	if (json_dump_callback(doc, dump_part, &d, flags) < 0 || d.failed || !d.b.data) {
+		sb_buf_clear(&d.b);
+		return NULL;
+	}
+	return sb_buf_steal(&d.b, NULL);
 }
 
 json_t *sb_json_append(json_t *array, json_t *value)

@@ -22,6 +22,10 @@ int sb_json_save_sync(const char *path, const json_t *doc, int sync, struct sb_e
  * NULL or adding fails, so that a chain of them ends in NULL if any step did:
  * a = sb_json_append(a, json_string(s)). */
 json_t *sb_json_append(json_t *array, json_t *value);
+/* json_dumps, but NULL when any part could not be written out: jansson's
+ * own ignores a failed append of an object key (2.14's dump.c), which can
+ * turn {"memory": ..} into {"": ..}, valid JSON without its limit. */
+char *sb_json_dumps(const json_t *doc, size_t flags);
 json_t *sb_json_set(json_t *object, const char *key, json_t *value);
 
 #endif

@@ -9,6 +9,7 @@
 #include "cmd_image.h"
 #include "base/i18n.h"
 #include "image/store.h"
+#include "base/jsonfile.h"
 #include "base/units.h"
 
 static void print_list(const char *label, char *const *items, size_t n)
@@ -26,7 +27,7 @@ static void print_exec_config(const char *text)
 	const char *key;
 
 	json_object_foreach (cfg, key, v) {
-		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		char *s = json_is_string(v) ? NULL : sb_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 		printf("%-13s%s\n", key, s ? s : json_string_value(v));
 		free(s);
 	}

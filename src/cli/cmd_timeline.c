@@ -91,7 +91,7 @@ static int print_entries(const struct sb_timeline *t, int json)
 			continue;
 		}
 		json_t *doc = sb_json_set(sb_timeline_entry_to_json(e), "pos", json_integer((json_int_t)e->pos));
-		char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		char *text = doc ? sb_json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		json_decref(doc);
 		if (!text) {
 			struct sb_error err;

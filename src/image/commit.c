@@ -15,6 +15,7 @@
 
 #include "base/archive_dl.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "image/blob_store.h"
 #include "image/commit.h"
 #include "image/manifest.h"
@@ -385,7 +386,7 @@ static int oci_layers(json_t *layers, struct sb_error *err)
 static int put_json(char digest[SB_DIGEST_STR_LEN], size_t *size, struct sb_root *root, json_t *doc,
 		    struct sb_error *err)
 {
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = sb_json_dumps(doc, JSON_COMPACT);
 	int rc = text ? sb_blob_put(digest, root, text, *size = strlen(text), err) : nomem(err);
 
 	free(text);

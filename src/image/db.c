@@ -168,16 +168,21 @@ static int copy_strings(char ***out, size_t *n, json_t *arr)
 	return 0;
 }
 
-static char *dup_member(json_t *obj, const char *key)
+/* A copy of obj's string member key, NULL when absent; *lost set when it is
+ * there but cannot be copied (an image's info never lacks a part unsaid). */
+static char *dup_member(json_t *obj, const char *key, int *lost)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
+	char *copy = s ? strdup(s) : NULL;
 
-	return s ? strdup(s) : NULL;
+	*lost |= s && !copy;
+	return copy;
 }
 
 static int fill_layers(struct sb_image_info *out, json_t *layers)
 {
 	size_t n = json_array_size(layers);
+	int lost = 0;
 
 	if (!n)
 		return 0;
@@ -188,11 +193,11 @@ static int fill_layers(struct sb_image_info *out, json_t *layers)
 		json_t *l = json_array_get(layers, i);
 		const char *d = json_string_value(json_object_get(l, "digest"));
 		snprintf(out->layers[i].digest, sizeof(out->layers[i].digest), "%s", d ? d : "");
-		out->layers[i].media_type = dup_member(l, "mediaType");
+		out->layers[i].media_type = dup_member(l, "mediaType", &lost);
 		out->layers[i].size = (unsigned long long)json_integer_value(json_object_get(l, "size"));
 		out->n_layers = i + 1;
 	}
-	return 0;
+	return lost ? -1 : 0;
 }
 
 int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db, const char *digest,
@@ -201,7 +206,7 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 	json_t *meta = json_object_get(sb_image_db_images(db), digest);
 	json_t *refs = sb_image_db_refs_of(db, digest);
 	const char *config = json_string_value(json_object_get(meta, "config"));
-	int fail;
+	int fail, lost = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!meta || !refs) {
@@ -215,15 +220,15 @@ int sb_image_db_info(struct sb_image_info *out, struct sb_root *root, json_t *db
 	snprintf(out->digest, sizeof(out->digest), "%s", digest);
 	snprintf(out->config_digest, sizeof(out->config_digest), "%s", config ? config : "");
 	out->rootfs = sb_image_rootfs_path(root, digest);
-	out->platform = dup_member(meta, "platform");
-	out->created = dup_member(meta, "created");
-	out->installed = dup_member(meta, "installed");
-	out->source = dup_member(meta, "source");
+	out->platform = dup_member(meta, "platform", &lost);
+	out->created = dup_member(meta, "created", &lost);
+	out->installed = dup_member(meta, "installed", &lost);
+	out->source = dup_member(meta, "source", &lost);
 	const char *parent = json_string_value(json_object_get(meta, "parent"));
 	snprintf(out->parent, sizeof(out->parent), "%s", parent ? parent : "");
 	out->size = (unsigned long long)json_integer_value(json_object_get(meta, "size"));
 	out->content_size = (unsigned long long)json_integer_value(json_object_get(meta, "content_size"));
-	fail = !out->rootfs || fill_layers(out, json_object_get(meta, "layers")) < 0 ||
+	fail = lost || !out->rootfs || fill_layers(out, json_object_get(meta, "layers")) < 0 ||
 	       copy_strings(&out->refs, &out->n_refs, refs) < 0 ||
 	       copy_strings(&out->used_by, &out->n_used_by, json_object_get(users, digest)) < 0;
 	json_decref(refs);

@@ -102,7 +102,7 @@ static int put_json(char digest[SB_DIGEST_STR_LEN], unsigned long long *size, st
 		    struct sb_error *err)
 {
 	/* compact and sorted: the same input always gives the same digest */
-	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *text = doc ? sb_json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	int rc;
 
 	json_decref(doc);

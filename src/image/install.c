@@ -203,7 +203,7 @@ static int prepare_parent(const char *parent, struct sb_error *err)
 static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const char *digest,
 		      const struct image_doc *doc, const struct sb_progress *progress, struct sb_error *err)
 {
-	char *tmp, *parent = sb_root_file(root, "images/rootfs");
+	char *tmp, *parent;
 	struct layer_progress lp = { progress, NULL, 0, (int)doc->manifest.n_layers };
 	struct sb_progress fwd = { forward_progress, &lp };
 	int fd = -1, rc;
@@ -212,7 +212,8 @@ static int unpack_all(char **tmp_out, int *lock_fd, struct sb_root *root, const 
 		if (!sb_blob_exists(root, doc->manifest.layers[i].digest))
 			return sb_error_set(err, SB_ERR_NOTFOUND, _("image %s: layer %s is not in the blob store"),
 					    digest, doc->manifest.layers[i].digest);
-	if (!parent)
+	/* after the checks, whose early return would leak it */
+	if (!(parent = sb_root_file(root, "images/rootfs")))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	rc = prepare_parent(parent, err);
 	free(parent);

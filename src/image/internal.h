@@ -26,7 +26,7 @@ int sb_image_db_save(struct sb_root *root, json_t *db, struct sb_error *err);
 /* The "refs" / "images" members of a loaded index. */
 json_t *sb_image_db_refs(json_t *db);
 json_t *sb_image_db_images(json_t *db);
-/* Sorted references pointing at digest, as a JSON array of strings. */
+/* Sorted references pointing at digest, as a JSON array of strings; NULL when out of memory. */
 json_t *sb_image_db_refs_of(json_t *db, const char *digest);
 /* Fills info for the image digest (which must be in the index); ref is the
  * reference to report (NULL: its first). users maps digest -> array of sandbox

@@ -95,11 +95,16 @@ int sb_image_ref_parse(struct sb_image_ref *ref, const char *s, struct sb_error 
 	} else if (!ref->digest) {
 		ref->tag = strdup(SB_IMAGE_DEFAULT_TAG);
 	}
+	/* a digest or tag lost to a failed copy would unpin the reference */
+	if (!ref->registry || (at && !ref->digest) || (!ref->tag && (colon || !ref->digest))) {
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		goto out;
+	}
 	if (!strcmp(ref->registry, SB_IMAGE_DEFAULT_REGISTRY) && !strchr(name, '/'))
 		ref->repository = sb_strdupf("library/%s", name);
 	else
 		ref->repository = strdup(name);
-	if (!ref->registry || !ref->repository || (colon && !ref->tag)) {
+	if (!ref->repository) {
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		goto out;
 	}

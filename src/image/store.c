@@ -6,6 +6,7 @@
 
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "image/blob_store.h"
 #include "image/manifest.h"
 #include "internal.h"
@@ -176,7 +177,7 @@ int sb_image_read_exec_config(struct sb_image_info *out, struct sb_root *root, s
 	json_t *doc = rc == 0 ? json_loadb(text, len, 0, NULL) : NULL;
 	json_t *cfg = json_object_get(doc, "config");
 
-	if (rc == 0 && json_is_object(cfg) && !(out->exec_config = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS)))
+	if (rc == 0 && json_is_object(cfg) && !(out->exec_config = sb_json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS)))
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	json_decref(doc);
 	free(text);
@@ -260,6 +261,11 @@ int sb_image_list(struct sb_image_info **out, size_t *count, struct sb_root *roo
 		json_t *own = sb_image_db_refs_of(db, key);
 		size_t tagged = json_array_size(own);
 		json_decref(own);
+		if (!own) {
+			/* not "untagged": the image would be listed twice */
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+			goto out;
+		}
 		if (tagged)
 			continue;
 		if ((rc = sb_image_db_info(&list[n], root, db, key, NULL, users, err)) < 0)

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "base/clock.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "base/mhd_dl.h"
 #include "base/proc.h"
 
@@ -78,7 +79,7 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status, cons
 			      const char *extra_header, const char *extra_value)
 {
 	json_t *doc = mcp_error_msg(NULL, status == 400 ? MCP_INVALID_REQUEST : -32000, message);
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? sb_json_dumps(doc, JSON_COMPACT) : NULL;
 	enum MHD_Result rc = respond(conn, status, "application/json", text ? text : "", NULL, extra_header, extra_value);
 
 	free(text);
@@ -229,7 +230,7 @@ static void emit(struct mcp_session *s, void *origin, json_t *msg)
 			json_decref(msg);
 		return;
 	}
-	char *text = json_dumps(msg, JSON_COMPACT);
+	char *text = sb_json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (text) {
 		sb_buf_add(&ex->events, "event: message\ndata: ", 21);
@@ -298,7 +299,7 @@ static enum MHD_Result session_for(struct http_session **out, struct exchange *e
 
 static enum MHD_Result answer_now(struct exchange *ex, const char *session_id)
 {
-	char *text = json_dumps(ex->answer, JSON_COMPACT);
+	char *text = sb_json_dumps(ex->answer, JSON_COMPACT);
 	enum MHD_Result rc = text ? respond(ex->conn, MHD_HTTP_OK, "application/json", text, session_id, NULL, NULL) : MHD_NO;
 
 	free(text);
@@ -316,7 +317,7 @@ static enum MHD_Result post_done(struct exchange *ex)
 	json_t *msg = json_loadb(ex->body.data ? ex->body.data : "", ex->body.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!msg || !json_is_object(msg)) {
 		json_t *e = mcp_error_msg(NULL, msg ? MCP_INVALID_REQUEST : MCP_PARSE_ERROR, msg ? "Invalid Request" : "Parse error");
-		char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		char *text = e ? sb_json_dumps(e, JSON_COMPACT) : NULL;
 		rc = respond(ex->conn, MHD_HTTP_BAD_REQUEST, "application/json", text ? text : "", NULL, NULL, NULL);
 		free(text);
 		json_decref(e);

@@ -52,7 +52,7 @@ struct mcp_sub {
 static char *entry_line(const struct sb_timeline_entry *e)
 {
 	json_t *doc = sb_timeline_entry_to_json(e);
-	char *line = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *line = doc ? sb_json_dumps(doc, JSON_COMPACT) : NULL;
 
 	json_decref(doc);
 	return line;

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "base/proc.h"
 
 /* The stdio transport: one JSON-RPC message per line each way. A line over
@@ -23,7 +24,7 @@ struct stdio_transport {
 static void emit(struct mcp_session *s, void *origin, json_t *msg)
 {
 	struct stdio_transport *t = s->transport;
-	char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+	char *text = msg ? sb_json_dumps(msg, JSON_COMPACT) : NULL;
 
 	(void)origin;
 	json_decref(msg);

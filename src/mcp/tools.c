@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 
 /* Schema fragments the tools share. */
 #define NAME_PROP "\"name\": {\"type\": \"string\", \"description\": \"The sandbox's name.\"}"
@@ -208,15 +209,19 @@ json_t *mcp_tools_list(const struct sb_mcp_server *srv)
 {
 	json_t *list = json_array();
 
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+	/* NULL rather than a list with a tool left out */
+	for (size_t i = 0; list && i < sizeof(tools) / sizeof(tools[0]); i++) {
 		const struct mcp_tool *t = &tools[i];
 		if (!offered(srv, t))
 			continue;
-		json_array_append_new(
+		if (json_array_append_new(
 			list, json_pack("{s:s, s:s, s:O, s:{s:b, s:b, s:b}}", "name", t->name, "description", t->description,
 					"inputSchema", json_object_get(srv->schemas, t->name), "annotations", "readOnlyHint",
 					(t->flags & MCP_TOOL_READONLY) != 0, "destructiveHint",
-					(t->flags & MCP_TOOL_DESTRUCTIVE) != 0, "openWorldHint", 0));
+					(t->flags & MCP_TOOL_DESTRUCTIVE) != 0, "openWorldHint", 0)) < 0) {
+			json_decref(list);
+			list = NULL;
+		}
 	}
 	return list;
 }
@@ -239,7 +244,7 @@ static json_t *outcome(int rc, json_t *result, const struct sb_error *err)
 	}
 	if (!result)
 		return mcp_tool_error_result("nomem", _("out of memory"));
-	char *text = json_dumps(result, JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *text = sb_json_dumps(result, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_t *doc = text ? json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text", text,
 				       "structuredContent", result, "isError", 0)
 			   : NULL;

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "base/log.h"
 #include "base/proc.h"
 #include "sandbox/sandbox.h"
@@ -103,7 +104,7 @@ static void worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_f
 		close(log_fd);
 	}
 	json_t *result = mcp_tool_call(srv, tool, json_object_get(req, "args"));
-	char *text = result ? json_dumps(result, JSON_COMPACT) : NULL;
+	char *text = result ? sb_json_dumps(result, JSON_COMPACT) : NULL;
 	if (text)
 		sb_fs_write_all(fd, text, strlen(text));
 	close(fd);
@@ -189,7 +190,7 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	if (srv->spare.pid > 0 && (srv->spare.null[0] != s->worker_null[0] || srv->spare.null[1] != s->worker_null[1]))
 		mcp_spare_end(srv);
 	json_t *req = json_pack("{s:s, s:O, s:b}", "tool", tool->name, "args", args, "log", s->log_debug);
-	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	char *text = req ? sb_json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pid <= 0 && spare_fork(srv, s->worker_null) < 0)) {
 		free(text);

@@ -212,7 +212,7 @@ static char *entry_line(size_t *len, const struct sb_timeline_entry *e, struct s
 	if (!w.time_ms)
 		w.time_ms = sb_clock_now_ms();
 	json_t *doc = failed ? NULL : sb_timeline_entry_to_json(&w);
-	char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *body = doc ? sb_json_dumps(doc, JSON_COMPACT) : NULL;
 	if (body && (line = sb_strdupf("\n%s\n", body)))
 		*len = strlen(line) - 1;
 	json_decref(doc);
@@ -506,7 +506,7 @@ static int opt_names(struct sb_timeline_entry *e, json_t *doc)
 		return -1;
 	const char **names = calloc(json_array_size(v) + 1, sizeof(*names));
 	if (!names)
-		return -1;
+		return -2;
 	json_array_foreach(v, i, s) {
 		if (!json_is_string(s)) {
 			free(names);
@@ -519,7 +519,8 @@ static int opt_names(struct sb_timeline_entry *e, json_t *doc)
 	return 0;
 }
 
-/* An entry from its parsed line; -1 when it is not one (the line is skipped).
+/* An entry from its parsed line; -1 when it is not one (the line is skipped),
+ * -2 when out of memory (the read fails: an entry is never dropped unsaid).
  * The strings point into doc. */
 static int entry_from_json(struct sb_timeline_entry *e, json_t *doc)
 {
@@ -557,14 +558,20 @@ static int take_line(struct reader *rd, const char *line, size_t len, unsigned l
 
 	if (len == 0)
 		return 0;
-	json_t *doc = len <= LINE_MAX ? json_loadb(line, len, 0, NULL) : NULL;
+	json_error_t jerr;
+	json_t *doc = len <= LINE_MAX ? json_loadb(line, len, 0, &jerr) : NULL;
 	struct sb_timeline_entry e;
+	int rc = 0;
+	if (!doc && len <= LINE_MAX && json_error_code(&jerr) == json_error_out_of_memory)
+		return -1;
 	if (doc && is_header(doc)) {
 		json_decref(doc);
 		return 0;
 	}
-	if (!doc || entry_from_json(&e, doc) < 0) {
+	if (!doc || (rc = entry_from_json(&e, doc)) < 0) {
 		json_decref(doc);
+		if (doc && rc == -2)
+			return -1;
 		t->skipped++;
 		return 0;
 	}

@@ -187,7 +187,7 @@ int sess_events_load(struct sb_session_event **out, size_t *count, int dfd, unsi
 int sess_events_append(int dfd, int *fd, const struct sb_session_event *e)
 {
 	json_t *o = sess_event_json(e);
-	char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *line = o ? sb_json_dumps(o, JSON_COMPACT) : NULL;
 	struct stat st;
 	int rc = 0;
 

@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "base/clock.h"
 #include "base/i18n.h"
+#include "base/jsonfile.h"
 #include "base/redact.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/timeline.h"
@@ -364,7 +365,7 @@ static int watchers(const struct holder *h)
 static void reply_state(struct holder *h, struct hclient *c)
 {
 	json_t *doc = sess_status_json(&h->st, h->log.end, h->log.first, h->controller ? "human" : "agent", watchers(h));
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? sb_json_dumps(doc, JSON_COMPACT) : NULL;
 
 	json_decref(doc);
 	if (text)
@@ -545,7 +546,7 @@ static void handle(struct holder *h, struct hclient *c, const struct sess_frame 
 static void encode_event(struct hclient *c, const struct sb_session_event *e)
 {
 	json_t *o = sess_event_json(e);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *text = o ? sb_json_dumps(o, JSON_COMPACT) : NULL;
 
 	json_decref(o);
 	if (text)

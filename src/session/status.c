@@ -67,7 +67,7 @@ void sess_status_from_json(struct sess_status *st, unsigned long long *offset, u
 int sess_status_write(int dfd, const struct sess_status *st, struct sb_error *err)
 {
 	json_t *doc = sess_status_json(st, 0, 0, NULL, 0);
-	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *text = doc ? sb_json_dumps(doc, JSON_COMPACT) : NULL;
 	char tmp[64];
 	int rc = 0;
 

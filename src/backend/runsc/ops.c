@@ -99,7 +99,7 @@ static int process_memfd(char *path, size_t size, const struct sb_backend_sandbo
 {
 	json_t *proc = sb_spec_add_caps(sb_spec_limit_process(sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd,
 										    x->user), sb->rec), x->caps);
-	char *text = proc ? json_dumps(proc, JSON_COMPACT) : NULL;
+	char *text = proc ? sb_json_dumps(proc, JSON_COMPACT) : NULL;
 	int fd = text ? memfd_create("sandbench-exec", MFD_CLOEXEC) : -1;
 	int rc = fd;
 

@@ -224,7 +224,7 @@ int sb_spec_write(const char *bundle_dir, const struct sb_spec_params *p, struct
 	if (rc < 0)
 		return rc;
 	char *path = sb_path_join(bundle_dir, "config.json");
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = sb_json_dumps(doc, JSON_COMPACT);
 	/* before every boot, mostly the same as the last time: written only when
 	 * it differs, no fsync needed (a torn file differs and is rewritten) */
 	if (!path || !text)
