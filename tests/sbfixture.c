@@ -11,6 +11,7 @@
 #include "base/digest.h"
 #include "base/fs.h"
 #include "sandbox/sandbox.h"
+#include "nettest.h"
 #include "sbfixture.h"
 #include "testutil.h"
 
@@ -204,4 +205,16 @@ void sbf_assert_reconciled(const struct sbf *f, const char *when)
 		pid_t pid = process_naming(f->dir);
 		cr_assert_eq(pid, 0, "%s: process %ld names the root, with no sandbox running", when, (long)pid);
 	}
+}
+
+int sbf_get_marker(const struct sbf *f, const char *name, const char *target, int port)
+{
+	char *cmd = sb_strdupf("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | nc -w 3 %s %d | grep -q " NT_MARKER,
+			       target, port);
+	int status;
+	char *out = sbf_sh(f, NULL, name, cmd, &status);
+
+	free(out);
+	free(cmd);
+	return status;
 }

@@ -39,5 +39,9 @@ void sbf_ok(struct tu_run r, const char *what);
  * of f's root, with env (may be NULL). *status gets its exit status; with
  * status NULL a failure fails the test. */
 char *sbf_sh(const struct sbf *f, const char *const *env, const char *name, const char *cmd, int *status);
+/* Exit status of an HTTP GET of the network tests' marker file (nettest.h)
+ * at target (an address or a name) and port from inside name (busybox nc);
+ * 0 only when the marker came back. */
+int sbf_get_marker(const struct sbf *f, const char *name, const char *target, int port);
 
 #endif

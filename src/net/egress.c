@@ -50,6 +50,46 @@ static int looks_like_name(const char *s)
 	return 0;
 }
 
+int sb_dns_name_canon(char out[SB_DNS_NAME_MAX + 1], const char *text, size_t len)
+{
+	size_t label = 0;
+
+	if (len && text[len - 1] == '.')
+		len--;   /* the root's dot */
+	if (len == 0 || len > SB_DNS_NAME_MAX)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '.') {
+			if (label == 0)
+				return -1;
+			label = 0;
+		} else if ((isalnum(c) || c == '-' || c == '_') && c < 128 && ++label <= 63) {
+			/* a letter, digit, '-' or '_' in a label of at most 63 */
+		} else {
+			return -1;
+		}
+		out[i] = (char)tolower(c);
+	}
+	out[len] = '\0';
+	return label ? 0 : -1;
+}
+
+int sb_dns_name_under(const char *name, const char *rule)
+{
+	size_t n = strlen(name), r = strlen(rule);
+
+	return n == r ? strcmp(name, rule) == 0 : n > r && name[n - r - 1] == '.' && strcmp(name + n - r, rule) == 0;
+}
+
+int sb_egress_has_names(const struct sb_egress *e)
+{
+	for (size_t i = 0; e && e->mode == SB_EGRESS_ALLOW && i < e->n_rules; i++)
+		if (e->rules[i].name[0])
+			return 1;
+	return 0;
+}
+
 int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb_error *err)
 {
 	char addr[SB_EGRESS_RULE_MAX];
@@ -74,9 +114,17 @@ int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb
 		addr[slash - addr] = '\0';
 	}
 	if (inet_pton(AF_INET, addr, &in) != 1) {
+		if (looks_like_name(addr) && !slash) {
+			if (sb_dns_name_canon(out->name, addr, strlen(addr)) < 0)
+				return sb_error_set(err, SB_ERR_INVALID,
+						    _("allow rule '%s': '%s' is not a host name (letters, digits, '-' and '_' in "
+						      "dot-separated labels)"), text, addr);
+			out->prefix = 32;
+			out->port = (int)port;
+			return 0;
+		}
 		if (looks_like_name(addr))
-			return sb_error_set(err, SB_ERR_INVALID,
-					    _("allow rule '%s': names are not supported yet; give an IPv4 address or CIDR"), text);
+			return sb_error_set(err, SB_ERR_INVALID, _("allow rule '%s': a name takes no prefix length"), text);
 		return sb_error_set(err, SB_ERR_INVALID, _("allow rule '%s': '%s' is not an IPv4 address"), text, addr);
 	}
 	out->net = ntohl(in.s_addr);
@@ -89,10 +137,11 @@ int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb
 
 const char *sb_egress_rule_format(char buf[SB_EGRESS_RULE_MAX], const struct sb_egress_rule *r)
 {
-	int n = snprintf(buf, SB_EGRESS_RULE_MAX, "%u.%u.%u.%u", r->net >> 24, (r->net >> 16) & 255, (r->net >> 8) & 255,
-			 r->net & 255);
+	int n = r->name[0] ? snprintf(buf, SB_EGRESS_RULE_MAX, "%s", r->name)
+			   : snprintf(buf, SB_EGRESS_RULE_MAX, "%u.%u.%u.%u", r->net >> 24, (r->net >> 16) & 255,
+				      (r->net >> 8) & 255, r->net & 255);
 
-	if (r->prefix != 32)
+	if (r->prefix != 32 && !r->name[0])
 		n += snprintf(buf + n, SB_EGRESS_RULE_MAX - (size_t)n, "/%d", r->prefix);
 	if (r->port)
 		snprintf(buf + n, SB_EGRESS_RULE_MAX - (size_t)n, ":%d", r->port);
@@ -102,7 +151,8 @@ const char *sb_egress_rule_format(char buf[SB_EGRESS_RULE_MAX], const struct sb_
 int sb_egress_add_rule(struct sb_egress *e, const struct sb_egress_rule *r)
 {
 	for (size_t i = 0; i < e->n_rules; i++)
-		if (e->rules[i].net == r->net && e->rules[i].prefix == r->prefix && e->rules[i].port == r->port)
+		if (e->rules[i].net == r->net && e->rules[i].prefix == r->prefix && e->rules[i].port == r->port &&
+		    strcmp(e->rules[i].name, r->name) == 0)
 			return 0;
 	struct sb_egress_rule *grown = realloc(e->rules, (e->n_rules + 1) * sizeof(*grown));
 	if (!grown)

@@ -6,7 +6,9 @@
  *             setting network_private allows them; the host's nameservers stay
  *             reachable on port 53. The host's own addresses are never
  *             reachable (the shared table's input chain).
- *   allow     only the allow-list (CIDR[:PORT] rules, TCP and UDP).
+ *   allow     only the allow-list (CIDR[:PORT] rules, TCP and UDP; NAME[:PORT]
+ *             rules: the addresses the sandbox's filtering resolver answered
+ *             for NAME or a name under it, for the record's TTL; net/dns.h).
  *   deny-all  nothing.
  * Sandboxes have IPv4 only: IPv6 from a sandbox bridge is always dropped.
  *
@@ -30,10 +32,13 @@ enum sb_egress_mode {
 	SB_EGRESS_DENY_ALL,
 };
 
+#define SB_DNS_NAME_MAX 253   /* a name's text without the final dot */
+
 struct sb_egress_rule {
 	uint32_t net;        /* host byte order, host bits zero */
 	int prefix;          /* 0..32 */
 	int port;            /* 0: any port */
+	char name[SB_DNS_NAME_MAX + 1];   /* a name rule (canonical), "" for an address rule */
 };
 
 struct sb_egress {
@@ -42,15 +47,24 @@ struct sb_egress {
 	size_t n_rules;
 };
 
-/* "ADDRESS[/PREFIX][:PORT]" (IPv4). SB_ERR_INVALID with a message that says
- * what is wrong (a bad address, prefix or port, a name, IPv6). */
+/* "ADDRESS[/PREFIX][:PORT]" (IPv4) or "NAME[:PORT]" (a host name: letters,
+ * digits, '-', '_' in dot-separated labels). SB_ERR_INVALID with a message
+ * that says what is wrong (a bad address, prefix, port or name, IPv6). */
 int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb_error *err);
-#define SB_EGRESS_RULE_MAX 32
+#define SB_EGRESS_RULE_MAX (SB_DNS_NAME_MAX + 8)
 /* The canonical text of a rule ("10.0.0.0/8:443", "192.0.2.1"). */
 const char *sb_egress_rule_format(char buf[SB_EGRESS_RULE_MAX], const struct sb_egress_rule *r);
 /* Stable names: "default", "allow", "deny-all"; parse gives -1 when unknown. */
 const char *sb_egress_mode_name(enum sb_egress_mode mode);
 int sb_egress_mode_parse(const char *s);
+/* text[0..len) as a canonical host name (lower case, no final dot) into out;
+ * -1 when it is not one (an empty label, a label over 63 bytes, a byte
+ * other than a letter, digit, '-' or '_', over 253 bytes). */
+int sb_dns_name_canon(char out[SB_DNS_NAME_MAX + 1], const char *text, size_t len);
+/* Whether name is rule or a name under it (both canonical). */
+int sb_dns_name_under(const char *name, const char *rule);
+/* Whether the policy allows names (and so needs the filtering resolver). */
+int sb_egress_has_names(const struct sb_egress *e);
 /* Adds a rule (a duplicate is kept once); -1 when out of memory. */
 int sb_egress_add_rule(struct sb_egress *e, const struct sb_egress_rule *r);
 /* Deep copy; -1 when out of memory (dst is then empty). */
@@ -62,7 +76,8 @@ char *sb_egress_describe(const struct sb_egress *e);
 /* One recorded denial. */
 struct sb_egress_denial {
 	char address[16];
-	char proto[8];       /* "tcp", "udp" */
+	char proto[8];       /* "tcp", "udp"; "dns" for a name the resolver refused */
+	char name[SB_DNS_NAME_MAX + 1];   /* "dns": the name asked for */
 	int port;
 	long long last_ms;   /* unix ms of the last attempt */
 	unsigned long long packets;

@@ -35,6 +35,11 @@ static void names(char chain[32], char set[32], const char *tag, uint32_t addr)
 	snprintf(set, 32, "dn_%s_%08x", tag, (unsigned)addr);
 }
 
+/* The sets the filtering resolver fills (net/resolver.c): addresses of names
+ * allowed on every port, address . port of names allowed on one. */
+#define RESOLVED_SETS(tag, addr) "oa_%s_%08x { type ipv4_addr; flags timeout; }\nadd set " T \
+	" op_%s_%08x { type ipv4_addr . inet_service; flags timeout; }\n", tag, (unsigned)(addr), tag, (unsigned)(addr)
+
 static int add(struct sb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int add(struct sb_buf *b, const char *fmt, ...)
 {
@@ -55,7 +60,15 @@ static const char table_script[] =
 	"add map " T " egress { type ipv4_addr : verdict; }\n"
 	"add chain " T " forward { type filter hook forward priority filter - 1; policy accept; }\n"
 	"flush chain " T " forward\n"
-	"add rule " T " forward iifname @bridges ip saddr vmap @egress\n";
+	"add rule " T " forward iifname @bridges ip saddr vmap @egress\n"
+	/* a sandbox with names in its allow-list asks the gateway, and every
+	 * query of it (to any address: no way around the filter) goes to its
+	 * keeper's resolver port (sandbox : gateway . port) */
+	"add map " T " dns { type ipv4_addr : ipv4_addr . inet_service; }\n"
+	"add chain " T " prerouting { type nat hook prerouting priority dstnat - 1; policy accept; }\n"
+	"flush chain " T " prerouting\n"
+	"add rule " T " prerouting iifname @bridges meta l4proto { tcp, udp } th dport 53 "
+	"dnat ip addr . port to ip saddr map @dns\n";
 
 static int run_script(struct sb_buf *b, int ok, struct sb_error *err)
 {
@@ -117,17 +130,36 @@ static int add_allow(struct sb_buf *b, const char *chain, const struct sb_egress
 	return add(b, "add rule " T " %s ip daddr %s accept\n", chain, rule);
 }
 
+/* The resolver's DNAT element of addr: to gateway:port when on, else none. */
+static int dns_element(struct sb_buf *b, uint32_t addr, const struct sb_egress_dns *dns, int on)
+{
+	char a[16], g[16];
+
+	sb_ipv4_format(a, addr);
+	sb_ipv4_format(g, dns->gateway);
+	/* "add" first makes the "delete" of a missing element succeed (with the
+	 * value it has when present: an add of another value would fail) */
+	int ok = add(b, "add element " T " dns { %s : %s . %d }\n", a, g, dns->port) == 0 &&
+		 add(b, "delete element " T " dns { %s }\n", a) == 0;
+	return ok && on ? add(b, "add element " T " dns { %s : %s . %d }\n", a, g, dns->port) : ok ? 0 : -1;
+}
+
 int sb_egress_nft_apply(const char *tag, uint32_t addr, const struct sb_egress *e, int allow_private,
-			const uint32_t *nameservers, size_t n_ns, struct sb_error *err)
+			const uint32_t *nameservers, size_t n_ns, const struct sb_egress_dns *dns, struct sb_error *err)
 {
 	struct sb_buf b = { 0 };
 	char chain[32], set[32], dotted[16];
 	int ok;
 
 	names(chain, set, tag, addr);
+	/* the resolved sets start empty: what was allowed before may not be now */
+	ok = add(&b, "add set " T " " RESOLVED_SETS(tag, addr)) == 0 &&
+	     add(&b, "flush set " T " oa_%s_%08x\nflush set " T " op_%s_%08x\n", tag, (unsigned)addr, tag,
+		 (unsigned)addr) == 0 &&
+	     dns_element(&b, addr, dns, dns->on) == 0;
 	/* flushing and refilling in one transaction: the policy changes at once,
 	 * for open connections too (every packet goes through the chain) */
-	ok = add(&b, "add chain " T " %s\nadd chain " T " %s_deny\n", chain, chain) == 0 &&
+	ok = ok && add(&b, "add chain " T " %s\nadd chain " T " %s_deny\n", chain, chain) == 0 &&
 	     add(&b, "add set " T " %s { type ipv4_addr . inet_proto . inet_service; flags dynamic, timeout; "
 		     "timeout %ds; size %d; counter; }\n", set, DENIED_TIMEOUT_S, DENIED_MAX) == 0 &&
 	     add(&b, "flush chain " T " %s\nflush chain " T " %s_deny\n", chain, chain) == 0;
@@ -140,7 +172,11 @@ int sb_egress_nft_apply(const char *tag, uint32_t addr, const struct sb_egress *
 		ok = ok && add(&b, "add rule " T " %s accept\n", chain) == 0;
 	}
 	for (size_t i = 0; ok && e->mode == SB_EGRESS_ALLOW && i < e->n_rules; i++)
-		ok = add_allow(&b, chain, &e->rules[i]) == 0;
+		ok = e->rules[i].name[0] || add_allow(&b, chain, &e->rules[i]) == 0;
+	if (ok && dns->on)
+		ok = add(&b, "add rule " T " %s ip daddr @oa_%s_%08x accept\n", chain, tag, (unsigned)addr) == 0 &&
+		     add(&b, "add rule " T " %s meta l4proto { tcp, udp } ip daddr . th dport @op_%s_%08x accept\n", chain,
+			 tag, (unsigned)addr) == 0;
 	/* what is not accepted above is recorded and dropped */
 	ok = ok && add(&b, "add rule " T " %s_deny meta l4proto { tcp, udp } update @%s { ip daddr . meta l4proto . th dport }\n",
 		 chain, set) == 0 &&
@@ -150,7 +186,7 @@ int sb_egress_nft_apply(const char *tag, uint32_t addr, const struct sb_egress *
 	return run_script(&b, ok, err);
 }
 
-int sb_egress_nft_remove(const char *tag, uint32_t addr, struct sb_error *err)
+int sb_egress_nft_remove(const char *tag, uint32_t addr, const struct sb_egress_dns *dns, struct sb_error *err)
 {
 	static const char *const list_table[] = { "nft", "list", "table", "inet", SB_EGRESS_TABLE, NULL };
 	struct sb_buf b = { 0 };
@@ -171,7 +207,12 @@ int sb_egress_nft_remove(const char *tag, uint32_t addr, struct sb_error *err)
 		 add(&b, "add set " T " %s { type ipv4_addr . inet_proto . inet_service; flags dynamic, timeout; "
 			 "timeout %ds; size %d; counter; }\n", set, DENIED_TIMEOUT_S, DENIED_MAX) == 0 &&
 		 add(&b, "flush chain " T " %s_deny\ndelete chain " T " %s_deny\ndelete set " T " %s\n", chain, chain,
-		     set) == 0;
+		     set) == 0 &&
+		 add(&b, "add map " T " dns { type ipv4_addr : ipv4_addr . inet_service; }\n") == 0 &&
+		 dns_element(&b, addr, dns, 0) == 0 &&
+		 add(&b, "add set " T " " RESOLVED_SETS(tag, addr)) == 0 &&
+		 add(&b, "delete set " T " oa_%s_%08x\ndelete set " T " op_%s_%08x\n", tag, (unsigned)addr, tag,
+		     (unsigned)addr) == 0;
 	return run_script(&b, ok, err);
 }
 

@@ -73,9 +73,16 @@ int sb_nat_remove_bridge(const char *bridge, struct sb_error *err);
 #define SB_EGRESS_TABLE "sandbench_egress"
 int sb_egress_nft_ensure(const char *bridge, struct sb_error *err);
 int sb_egress_nft_remove_bridge(const char *bridge, struct sb_error *err);
+/* The filtering resolver of a sandbox: its DNS packets go to port of the
+ * gateway when on (its policy names hosts). */
+struct sb_egress_dns {
+	uint32_t gateway;
+	int port;
+	int on;
+};
 int sb_egress_nft_apply(const char *tag, uint32_t addr, const struct sb_egress *e, int allow_private,
-			const uint32_t *nameservers, size_t n_ns, struct sb_error *err);
-int sb_egress_nft_remove(const char *tag, uint32_t addr, struct sb_error *err);
+			const uint32_t *nameservers, size_t n_ns, const struct sb_egress_dns *dns, struct sb_error *err);
+int sb_egress_nft_remove(const char *tag, uint32_t addr, const struct sb_egress_dns *dns, struct sb_error *err);
 int sb_egress_nft_denials(struct sb_egress_denial **out, size_t *count, const char *tag, uint32_t addr,
 			  struct sb_error *err);
 int sb_egress_nft_chains(uint32_t **out, size_t *count, const char *tag, struct sb_error *err);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/digest.h"
 #include "base/fs.h"
 #include "base/i18n.h"
@@ -23,6 +24,11 @@
 #define NETNS_DIR "/run/netns"
 #define SYS_NET "/sys/class/net"
 #define RESOLV_DIR "network/resolv"
+#define DNS_DIR "network/dns"
+/* The filtering resolver's port on the bridge's address: one per lease (two
+ * roots have two bridges, so two addresses), below the ephemeral range. */
+#define DNS_PORT_BASE 20000
+#define DNS_PORT_SPAN 12000
 #define IFNAME "eth0"
 
 /* Everything setup and teardown need, derived from root, config and name. */
@@ -35,6 +41,7 @@ struct net_ctx {
 	const char *const *resolv_sources;
 	const struct sb_egress *egress;
 	int allow_private;
+	const char *dns_upstream;
 	char alias[32];          /* the bridge's ifalias: marks it as this root's */
 	int lock_fd;
 };
@@ -78,6 +85,7 @@ static int ctx_init(struct net_ctx *c, struct sb_root *root, const struct sb_net
 	c->resolv_sources = cfg && cfg->resolv_sources ? cfg->resolv_sources : sb_resolv_default_sources;
 	c->egress = cfg ? cfg->egress : NULL;
 	c->allow_private = cfg ? cfg->allow_private : 0;
+	c->dns_upstream = cfg ? cfg->dns_upstream : NULL;
 	if (name && (rc = sb_name_check(name, _("sandbox name"), err)) < 0)
 		return rc;
 	if (!valid_ifname(bridge))
@@ -133,15 +141,30 @@ static void fill_info(struct sb_netinfo *out, const struct net_ctx *c, uint32_t 
 	sb_ipv4_format(out->address, addr);
 	out->prefix = c->subnet.prefix;
 	sb_ipv4_format(out->gateway, sb_subnet_gateway(&c->subnet));
+	out->dns_port = DNS_PORT_BASE + (int)((addr - c->subnet.net) % DNS_PORT_SPAN);
+}
+
+static char *root_path(const struct net_ctx *c, const char *dir_name, const char *ext)
+{
+	char *dir = sb_root_file(c->root, dir_name);
+	char *path = dir ? sb_strdupf("%s/%s.%s", dir, c->name, ext) : NULL;
+
+	free(dir);
+	return path;
 }
 
 static char *resolv_path(const struct net_ctx *c)
 {
-	char *dir = sb_root_file(c->root, RESOLV_DIR);
-	char *path = dir ? sb_strdupf("%s/%s.conf", dir, c->name) : NULL;
+	return root_path(c, RESOLV_DIR, "conf");
+}
 
-	free(dir);
-	return path;
+/* The host-side paths of out (malloc'd); -1 when out of memory. */
+static int fill_paths(struct sb_netinfo *out, const struct net_ctx *c)
+{
+	out->resolv_conf = resolv_path(c);
+	out->dns_policy = root_path(c, DNS_DIR, "policy");
+	out->dns_denied = root_path(c, DNS_DIR, "denied");
+	return out->resolv_conf && out->dns_policy && out->dns_denied ? 0 : -1;
 }
 
 /* Runs "ip ARGS..." (NULL-terminated). */
@@ -244,51 +267,96 @@ static int ensure_netns(const struct sb_netinfo *n, struct sb_error *err)
 	return ip_batch(err, n->netns, script);
 }
 
-static int write_resolv(struct sb_netinfo *n, const struct net_ctx *c, struct sb_error *err)
+/* The nameservers (host order) named in a resolv.conf text. */
+static size_t parse_nameservers(uint32_t *out, size_t max, char *text)
 {
-	char *text, *dir = sb_root_file(c->root, RESOLV_DIR);
-	int rc;
-
-	n->resolv_conf = resolv_path(c);
-	if (!dir || !n->resolv_conf) {
-		free(dir);
-		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	}
-	rc = sb_fs_mkdirs(dir, 0755, err);
-	free(dir);
-	if (rc == 0 && (rc = sb_resolv_conf_build(&text, &n->nameservers, c->resolv_sources, err)) == 0) {
-		rc = sb_fs_write_atomic(n->resolv_conf, text, strlen(text), 0644, err);
-		free(text);
-	}
-	return rc;
-}
-
-/* The nameservers of the sandbox's resolv.conf (which names only IPv4 ones). */
-static size_t read_nameservers(uint32_t *out, size_t max, const struct net_ctx *c)
-{
-	char *path = resolv_path(c), *text = NULL, *save = NULL;
+	char *save = NULL;
 	size_t n = 0;
 
-	if (path)
-		sb_fs_read_file(&text, NULL, path, 1 << 16, NULL);
-	free(path);
-	for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line && n < max; line = strtok_r(NULL, "\n", &save)) {
+	for (char *line = strtok_r(text, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
 		char value[64];
 		struct in_addr in;
 		if (sscanf(line, "nameserver %63s", value) == 1 && inet_pton(AF_INET, value, &in) == 1)
 			out[n++] = ntohl(in.s_addr);
 	}
-	free(text);
 	return n;
 }
 
-static int apply_egress(const struct net_ctx *c, uint32_t addr, struct sb_error *err)
+static int mkdir_in_root(const struct net_ctx *c, const char *name, struct sb_error *err)
+{
+	char *dir = sb_root_file(c->root, name);
+	int rc = dir ? sb_fs_mkdirs(dir, 0755, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+
+	free(dir);
+	return rc;
+}
+
+/* The filtering resolver's policy file: the sandbox's sets, the upstream
+ * nameservers and the allowed names (net/resolver.c reads it per query). */
+static int write_dns_policy(const struct sb_netinfo *n, const struct net_ctx *c, uint32_t addr, const uint32_t *ns,
+			    size_t n_ns, struct sb_error *err)
+{
+	struct sb_buf b = { 0 };
+	char line[SB_EGRESS_RULE_MAX + 64], dotted[16];
+	int ok = 1;
+
+	snprintf(line, sizeof(line), "sets oa_%s_%08x op_%s_%08x\n", c->tag, (unsigned)addr, c->tag, (unsigned)addr);
+	ok = sb_buf_add(&b, line, strlen(line)) == 0;
+	if (c->dns_upstream) {
+		snprintf(line, sizeof(line), "upstream %s\n", c->dns_upstream);
+		ok = ok && sb_buf_add(&b, line, strlen(line)) == 0;
+	}
+	for (size_t i = 0; ok && !c->dns_upstream && i < n_ns; i++) {
+		snprintf(line, sizeof(line), "upstream %s\n", sb_ipv4_format(dotted, ns[i]));
+		ok = sb_buf_add(&b, line, strlen(line)) == 0;
+	}
+	for (size_t i = 0; ok && i < c->egress->n_rules; i++) {
+		if (!c->egress->rules[i].name[0])
+			continue;
+		snprintf(line, sizeof(line), "name %s %d\n", c->egress->rules[i].name, c->egress->rules[i].port);
+		ok = sb_buf_add(&b, line, strlen(line)) == 0;
+	}
+	int rc = ok ? sb_fs_write_atomic(n->dns_policy, b.data, b.len, 0644, err)
+		    : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	sb_buf_clear(&b);
+	return rc;
+}
+
+/* resolv.conf, the resolver's policy and the nftables objects of the
+ * sandbox's policy. resolv.conf is rewritten in place (the running sandbox
+ * has it bound): the host's nameservers, or the gateway when the policy
+ * names hosts, whose queries then go to the filtering resolver. */
+static int apply_egress(struct sb_netinfo *n, const struct net_ctx *c, uint32_t addr, struct sb_error *err)
 {
 	static const struct sb_egress fallback = { .mode = SB_EGRESS_DEFAULT };
-	uint32_t ns[8];
-	size_t n = read_nameservers(ns, sizeof(ns) / sizeof(ns[0]), c);
+	const struct sb_egress *e = c->egress ? c->egress : &fallback;
+	int names = sb_egress_has_names(e), rc;
+	uint32_t ns[8], gw = sb_subnet_gateway(&c->subnet);
+	size_t n_ns = 0;
+	char *text = NULL, *copy = NULL;
 
-	return sb_egress_nft_apply(c->tag, addr, c->egress ? c->egress : &fallback, c->allow_private, ns, n, err);
+	if ((rc = mkdir_in_root(c, RESOLV_DIR, err)) < 0 || (rc = mkdir_in_root(c, DNS_DIR, err)) < 0 ||
+	    (rc = sb_resolv_conf_build(&text, &n->nameservers, c->resolv_sources, err)) < 0)
+		return rc;
+	if (!(copy = strdup(text)))
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else
+		n_ns = parse_nameservers(ns, sizeof(ns) / sizeof(ns[0]), copy);
+	free(copy);
+	if (rc == 0 && names) {
+		free(text);
+		text = sb_strdupf("# generated by sandbench: names go to the filtering resolver of the "
+				  "sandbox's allow-list\nnameserver %s\n", n->gateway);
+		n->nameservers = 1;
+		rc = text ? write_dns_policy(n, c, addr, ns, n_ns, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	if (rc == 0)
+		rc = sb_fs_write_changed(n->resolv_conf, text, strlen(text), 0644, err);
+	free(text);
+	if (rc == 0 && !names && unlink(n->dns_policy) < 0 && errno != ENOENT)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), n->dns_policy);
+	struct sb_egress_dns dns = { gw, n->dns_port, names };
+	return rc < 0 ? rc : sb_egress_nft_apply(c->tag, addr, e, c->allow_private, ns, n_ns, &dns, err);
 }
 
 /* Removes what exists of one sandbox's objects; the first error is kept. */
@@ -305,16 +373,20 @@ static int remove_sandbox_objects(const struct net_ctx *c, struct sb_error *err)
 			rc = r;
 		if ((r = sb_nat_remove(addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
 			rc = r;
-		if ((r = sb_egress_nft_remove(c->tag, addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
+		struct sb_egress_dns dns = { sb_subnet_gateway(&c->subnet), n.dns_port, 0 };
+		if ((r = sb_egress_nft_remove(c->tag, addr, &dns, rc == 0 ? err : NULL)) < 0 && rc == 0)
 			rc = r;
 	}
 	if (access(n.netns_path, F_OK) == 0 && (r = ip(rc == 0 ? err : NULL, "netns", "del", n.netns, (char *)NULL)) < 0 &&
 	    rc == 0)
 		rc = r;
-	char *resolv = resolv_path(c);
-	if (resolv && unlink(resolv) < 0 && errno != ENOENT && rc == 0)
-		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), resolv);
-	free(resolv);
+	if (fill_paths(&n, c) < 0 && rc == 0)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	const char *files[] = { n.resolv_conf, n.dns_policy, n.dns_denied };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (files[i] && unlink(files[i]) < 0 && errno != ENOENT && rc == 0)
+			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), files[i]);
+	sb_netinfo_clear(&n);
 	if (rc == 0)
 		rc = sb_lease_release(c->root, c->name, err);
 	return rc;
@@ -352,8 +424,9 @@ int sb_network_setup(struct sb_netinfo *out, struct sb_root *root, const struct 
 	    (rc = sb_egress_nft_ensure(c.bridge, err)) == 0 &&
 	    (rc = sb_lease_take(&addr, root, &c.subnet, name, err)) == 0) {
 		fill_info(out, &c, addr);
-		if ((rc = ensure_netns(out, err)) == 0 && (rc = write_resolv(out, &c, err)) == 0 &&
-		    (rc = apply_egress(&c, addr, err)) == 0)
+		if (fill_paths(out, &c) < 0)
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		else if ((rc = ensure_netns(out, err)) == 0 && (rc = apply_egress(out, &c, addr, err)) == 0)
 			rc = sb_nat_add(addr, err);
 	}
 	if (rc < 0) {
@@ -379,8 +452,10 @@ int sb_network_info(struct sb_netinfo *out, struct sb_root *root, const struct s
 	if (rc < 0 || (rc = sb_lease_find(&addr, root, name, err)) < 0)
 		return rc;
 	fill_info(out, &c, addr);
-	if (!(out->resolv_conf = resolv_path(&c)))
+	if (fill_paths(out, &c) < 0) {
+		sb_netinfo_clear(out);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
 	return 0;
 }
 
@@ -413,13 +488,54 @@ int sb_network_egress_update(struct sb_root *root, const struct sb_network_confi
 		return rc;
 	if (sb_lease_find(&addr, root, name, NULL) == 0) {
 		fill_info(&n, &c, addr);
-		if (access(n.netns_path, F_OK) == 0)
-			rc = apply_egress(&c, addr, err);
+		if (fill_paths(&n, &c) < 0)
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		else if (access(n.netns_path, F_OK) == 0 && (rc = apply_egress(&n, &c, addr, err)) == 0 &&
+			 sb_egress_has_names(c.egress))
+			rc = sb_nat_ensure(c.bridge, err);   /* its input rule lets the resolver's queries in */
+		sb_netinfo_clear(&n);
 	}
 	host_unlock(&c);
 	if (rc < 0)
 		sb_error_wrap(err, _("cannot change the egress policy of sandbox '%s'"), name);
 	return rc;
+}
+
+/* The names the resolver refused ("MS NAME" lines of path), one denial per
+ * name with its count and last time; -1 when out of memory. */
+static int add_dns_denials(struct sb_egress_denial **out, size_t *count, const char *path)
+{
+	char *text = NULL, *save = NULL;
+
+	if (sb_fs_read_file(&text, NULL, path, 1 << 20, NULL) < 0)
+		return 0;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char name[SB_DNS_NAME_MAX + 1];
+		long long ms;
+		size_t i;
+		if (sscanf(l, "%lld %253s", &ms, name) != 2 || sb_dns_name_canon(name, name, strlen(name)) < 0)
+			continue;
+		for (i = 0; i < *count; i++)
+			if (!strcmp((*out)[i].proto, "dns") && !strcmp((*out)[i].name, name))
+				break;
+		if (i == *count) {
+			struct sb_egress_denial *grown = realloc(*out, (*count + 1) * sizeof(**out));
+			if (!grown) {
+				free(text);
+				return -1;
+			}
+			*out = grown;
+			memset(&grown[i], 0, sizeof(grown[i]));
+			strcpy(grown[i].proto, "dns");
+			strcpy(grown[i].name, name);
+			(*count)++;
+		}
+		(*out)[i].packets++;
+		if (ms > (*out)[i].last_ms)
+			(*out)[i].last_ms = ms;
+	}
+	free(text);
+	return 0;
 }
 
 int sb_network_denials(struct sb_egress_denial **out, size_t *count, struct sb_root *root, const char *name,
@@ -435,7 +551,26 @@ int sb_network_denials(struct sb_egress_denial **out, size_t *count, struct sb_r
 		return rc;
 	if (sb_lease_find(&addr, root, name, NULL) < 0)
 		return 0;
-	return sb_egress_nft_denials(out, count, tag, addr, err);
+	if ((rc = sb_egress_nft_denials(out, count, tag, addr, err)) < 0)
+		return rc;
+	struct net_ctx c = { .root = root, .name = name };
+	char *path = root_path(&c, DNS_DIR, "denied"), *taken = path ? sb_strdupf("%s.read", path) : NULL;
+	/* renamed first: the resolver appends to a new file meanwhile, and nothing is read twice */
+	if (taken && rename(path, taken) == 0) {
+		rc = add_dns_denials(out, count, taken);
+		unlink(taken);
+	} else if (!taken) {
+		rc = -1;
+	}
+	free(path);
+	free(taken);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*count = 0;
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	return 0;
 }
 
 int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err)
@@ -454,6 +589,8 @@ void sb_netinfo_clear(struct sb_netinfo *info)
 	if (!info)
 		return;
 	free(info->resolv_conf);
+	free(info->dns_policy);
+	free(info->dns_denied);
 	memset(info, 0, sizeof(*info));
 }
 
@@ -600,7 +737,11 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, (char *)NULL) : 0;
 		break;
 	case SB_NET_ORPHAN_EGRESS:
-		rc = sb_egress_nft_remove(c.tag, (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16), err);
+		struct sb_netinfo n;
+		uint32_t addr = (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16);
+		fill_info(&n, &c, addr);
+		struct sb_egress_dns dns = { sb_subnet_gateway(&c.subnet), n.dns_port, 0 };
+		rc = sb_egress_nft_remove(c.tag, addr, &dns, err);
 		break;
 	case SB_NET_ORPHAN_BRIDGE:
 		break;

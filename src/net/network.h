@@ -30,6 +30,7 @@ struct sb_network_config {
 	const char *const *resolv_sources;   /* NULL: the host's (see net_resolv.h) */
 	const struct sb_egress *egress;      /* the sandbox's policy; NULL: the default */
 	int allow_private;                   /* the default policy lets private ranges through */
+	const char *dns_upstream;            /* the filtering resolver asks this IPv4 nameserver; NULL: the host's */
 };
 
 struct sb_netinfo {
@@ -42,6 +43,11 @@ struct sb_netinfo {
 	char gateway[16];                         /* the bridge's address, the default route */
 	char *resolv_conf;                        /* generated file: bind it read-only at /etc/resolv.conf */
 	int nameservers;                          /* nameservers in it (0: the host had no usable one) */
+	/* The filtering resolver (net/resolver.c) for allow-lists with names:
+	 * the bridge's UDP port the sandbox's queries to the gateway are DNATed
+	 * to, the policy file it reads per query, the file of refused names. */
+	int dns_port;
+	char *dns_policy, *dns_denied;
 };
 
 /* Creates, or repairs, the sandbox's network: bridge, NAT, lease, namespace,
@@ -74,6 +80,12 @@ int sb_network_denials(struct sb_egress_denial **out, size_t *count, struct sb_r
 int sb_network_address(char *out, struct sb_root *root, const char *name, struct sb_error *err);
 /* The 6 hex digits that name this root's host objects (sha256 of its path). */
 int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err);
+
+/* The filtering resolver, in the sandbox's keeper: open binds n's DNS port
+ * on the bridge's address (before the boot: a port in use fails it); start
+ * serves it from a thread for the rest of the process's life. */
+int sb_resolver_open(int *fd, const struct sb_netinfo *n, struct sb_error *err);
+int sb_resolver_start(int fd, const struct sb_netinfo *n);
 
 /* Host objects of this root that no sandbox accounts for, for gc. */
 enum sb_net_orphan_kind {

@@ -137,9 +137,14 @@ int sb_sandbox_egress_collect(size_t *count, struct sb_root *root, const char *n
 		return rc;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct sb_timeline_entry e = SB_TIMELINE_ENTRY_INIT(SB_TIMELINE_NETWORK, SB_TIMELINE_SANDBENCH);
-		char text[64], detail[64];
-		snprintf(text, sizeof(text), "denied %s %s:%d", d[i].proto, d[i].address, d[i].port);
-		snprintf(detail, sizeof(detail), _("%llu packets dropped"), d[i].packets);
+		char text[SB_DNS_NAME_MAX + 16], detail[64];
+		if (!strcmp(d[i].proto, "dns")) {
+			snprintf(text, sizeof(text), "denied dns %s", d[i].name);
+			snprintf(detail, sizeof(detail), _("%llu queries refused by the filtering resolver"), d[i].packets);
+		} else {
+			snprintf(text, sizeof(text), "denied %s %s:%d", d[i].proto, d[i].address, d[i].port);
+			snprintf(detail, sizeof(detail), _("%llu packets dropped"), d[i].packets);
+		}
 		e.time_ms = d[i].last_ms;
 		e.text = text;
 		e.detail = detail;

@@ -11,6 +11,7 @@ struct sb_network_config sb_box_netcfg(const struct sb_settings *s)
 		.bridge = s->network_bridge[0] ? s->network_bridge : NULL,
 		.subnet = s->network_subnet[0] ? s->network_subnet : NULL,
 		.allow_private = s->network_private,
+		.dns_upstream = s->dns_upstream[0] ? s->dns_upstream : NULL,
 	};
 }
 

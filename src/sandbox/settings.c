@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,13 @@ static int set_allow_profile(struct sb_settings *c, const char *v)
 	return 0;
 }
 
+static int set_dns_upstream(struct sb_settings *c, const char *v)
+{
+	struct in_addr in;
+	return strlen(v) < sizeof(c->dns_upstream) && inet_pton(AF_INET, v, &in) == 1 ? (strcpy(c->dns_upstream, v), 0)
+										     : -1;
+}
+
 static int set_memory(struct sb_settings *c, const char *v)
 {
 	long long b = sb_units_parse_size(v);
@@ -121,6 +129,7 @@ static const struct {
 	{ "network_subnet", set_subnet },
 	{ "network_private", set_private },
 	{ "allow_profile", set_allow_profile },
+	{ "dns_upstream", set_dns_upstream },
 	{ "memory", set_memory },
 	{ "cpus", set_cpus },
 	{ "runsc_timeout", set_runsc_timeout },

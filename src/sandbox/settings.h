@@ -19,6 +19,7 @@ struct sb_settings {
 	int network_private;                     /* the default egress policy lets private ranges through */
 	/* "NAME RULE..." lines of the allow_profile settings (--allow @NAME), '\n'-separated */
 	char allow_profiles[2048];
+	char dns_upstream[16];                   /* the filtering resolver's nameserver ("": the host's) */
 	unsigned long long memory;               /* bytes, 0: no limit */
 	double cpus;                             /* 0: no limit */
 	int runsc_timeout_ms;                     /* deadline of runsc lifecycle calls */

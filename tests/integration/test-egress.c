@@ -89,17 +89,9 @@ static void host_start(int with_metadata)
 	cr_assert(tu_wait_for(metadata_listening, NULL, 10000), "the metadata test server did not come up");
 }
 
-/* Status of an HTTP GET of the marker from inside; 0 only when the marker came back. */
-static int get(const char *name, const char *addr, int port)
+static int get(const char *name, const char *target, int port)
 {
-	char *cmd = sb_strdupf("printf 'GET /marker.txt HTTP/1.0\\r\\n\\r\\n' | nc -w 3 %s %d | grep -q " NT_MARKER,
-			       addr, port);
-	int status;
-	char *out = sbf_sh(&f, NULL, name, cmd, &status);
-
-	free(out);
-	free(cmd);
-	return status;
+	return sbf_get_marker(&f, name, target, port);
 }
 
 static char *timeline(const char *name)
@@ -246,7 +238,9 @@ Test(egress, bad_rules_are_refused_and_create_nothing)
 		{ "x:99999", "port" },
 		{ "10.0.0.1/33", "prefix" },
 		{ "10.0.0.1/8", "host bits" },
-		{ "example.org", "names are not supported" },
+		{ "exa$mple.org", "is not a host name" },
+		{ "a..example.org:80", "is not a host name" },
+		{ "example.org/24", "a name takes no prefix" },
 		{ "@nosuch", "no allow profile" },
 	};
 

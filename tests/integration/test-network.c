@@ -168,7 +168,7 @@ Test(network, orphans_are_found_and_removed)
 	cr_assert_eq(tu_sh("ip netns add %s", stray), 0);
 	/* an egress chain of this root for an address nobody leases */
 	cr_assert_eq(sb_subnet_parse(&sub, names.subnet, NULL), 0);
-	cr_assert_eq(sb_egress_nft_apply(tag, sub.net + 200, &none, 0, NULL, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_egress_nft_apply(tag, sub.net + 200, &none, 0, NULL, 0, &(struct sb_egress_dns){ sub.net + 1, 20000, 0 }, &err), 0, "%s", err.msg);
 	snprintf(chain, sizeof(chain), "eg_%s_%08x", tag, (unsigned)(sub.net + 200));
 	cr_assert_eq(sb_lease_find(&ghost_addr, root, "ghost", NULL), 0);
 	snprintf(ghost_chain, sizeof(ghost_chain), "eg_%s_%08x", tag, (unsigned)ghost_addr);
