@@ -43,7 +43,7 @@ static const char *const kind_names[] = {
 	[SB_TIMELINE_EXEC] = "exec", [SB_TIMELINE_INPUT] = "input",
 	[SB_TIMELINE_LIFECYCLE] = "lifecycle", [SB_TIMELINE_FILE] = "file",
 	[SB_TIMELINE_COMMIT] = "commit", [SB_TIMELINE_NETWORK] = "network",
-	[SB_TIMELINE_SERVICE] = "service",
+	[SB_TIMELINE_SERVICE] = "service", [SB_TIMELINE_SESSION] = "session",
 };
 static const char *const source_names[] = {
 	[SB_TIMELINE_AGENT] = "agent", [SB_TIMELINE_HUMAN] = "human",

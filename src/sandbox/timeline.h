@@ -27,6 +27,7 @@ enum sb_timeline_kind {
 	SB_TIMELINE_COMMIT,          /* the disk committed as an image: text names it */
 	SB_TIMELINE_NETWORK,         /* an egress policy change, or a connection the policy dropped */
 	SB_TIMELINE_SERVICE,         /* a service started, ended, restarted or changed health */
+	SB_TIMELINE_SESSION,         /* a session's own note: output its log could not keep */
 };
 
 enum sb_timeline_source {

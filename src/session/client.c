@@ -261,6 +261,7 @@ int sb_session_status(struct sb_session *s, struct sb_session_info *out, struct 
 	out->last_input_off = st.last_input_off;
 	out->rows = st.rows;
 	out->cols = st.cols;
+	out->lost = st.lost;
 	return out->reason ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }
 

@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
 #include "base/redact.h"
@@ -33,6 +34,7 @@
 #define PROMPT_MAX 512
 #define LINE_MAX_REC (64 << 10)
 #define READY_PROMPT_MS 10000             /* the longest start waits for the first prompt */
+#define LOST_RETRY_MS 500                 /* how often a log that failed is tried again without new output */
 
 struct hclient {
 	int fd;
@@ -72,6 +74,9 @@ struct holder {
 	int ready_fd;                    /* the starter waits on it until the shell's first prompt */
 	int ready_prompts;               /* prompts to see before that (the secrets' export makes one more) */
 	long long ready_at;              /* monotonic ms: ready anyway (a program without prompt marks) */
+	unsigned long long lost;         /* output the log could not take, not yet marked in it */
+	int lost_errno;                  /* why (ENOSPC: the disk is full) */
+	long long lost_retry_at;         /* monotonic ms of the next try to write the mark */
 };
 
 /* The starter returns once the shell has shown its first prompt, so that the
@@ -176,11 +181,51 @@ static void add_event(struct holder *h, enum sb_session_event_type type, enum sb
 
 /* ---- output ---- */
 
+static const char *lost_cause(int e)
+{
+	return e == ENOSPC || e == EDQUOT ? _("disk full") : strerror(e);
+}
+
+/* Output that could not be logged is not dropped silently: once the log takes
+ * writes again, a mark in the output stream and a timeline entry say how much
+ * went. Until the mark is written, newer output counts as lost too, so the
+ * mark stands where the gap is. Returns 0 when nothing (more) is pending. */
+static int mark_lost(struct holder *h)
+{
+	if (!h->lost)
+		return 0;
+	h->lost_retry_at = sb_clock_monotonic_ms() + LOST_RETRY_MS;
+	char *note = sb_strdupf(_("output lost: %s (%llu bytes)"), lost_cause(h->lost_errno), h->lost);
+	char *mark = note ? sb_strdupf("\r\n[sandbench: %s]\r\n", note) : NULL;
+	unsigned long long at = h->log.end;
+	int rc = mark ? sess_log_append(&h->log, mark, strlen(mark), NULL) : SB_ERR_NOMEM;
+	free(mark);
+	if (rc < 0) {
+		free(note);
+		h->lost += h->log.end - at;   /* a part of the mark counts as more output lost */
+		return -1;
+	}
+	struct sb_timeline_entry e = SB_TIMELINE_ENTRY_INIT(SB_TIMELINE_SESSION, SB_TIMELINE_SANDBENCH);
+	e.text = note;
+	e.session = h->a->dir->id;
+	sb_timeline_append(h->root, h->a->dir->name, &e, NULL, NULL);
+	free(note);
+	h->lost = 0;
+	return 0;
+}
+
 static void emit(struct holder *h)
 {
 	if (!h->red.len)
 		return;
-	sess_log_append(&h->log, h->red.data, h->red.len, NULL);
+	unsigned long long at = h->log.end;
+	if (mark_lost(h) < 0 || sess_log_append(&h->log, h->red.data, h->red.len, NULL) < 0) {
+		if (!h->lost || h->log.end == at)
+			h->lost_errno = errno;
+		h->lost += h->red.len - (h->log.end - at);
+		h->st.lost += h->red.len - (h->log.end - at);
+		h->lost_retry_at = sb_clock_monotonic_ms() + LOST_RETRY_MS;
+	}
 	h->red.len = 0;
 	h->st.last_output = sess_now_ms();
 }
@@ -667,6 +712,8 @@ static int poll_timeout(const struct holder *h)
 
 	if (h->ready_fd >= 0 && (!next || h->ready_at < next))
 		next = h->ready_at;
+	if (h->lost && (!next || h->lost_retry_at < next))
+		next = h->lost_retry_at;
 	if (!next)
 		return -1;
 	long long left = next - sb_clock_monotonic_ms();
@@ -696,6 +743,8 @@ static void serve(struct holder *h)
 			redact_flush(h);
 		if (h->ready_fd >= 0 && sb_clock_monotonic_ms() >= h->ready_at)
 			say_ready(h);
+		if (h->lost && sb_clock_monotonic_ms() >= h->lost_retry_at)
+			mark_lost(h);
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
 			while (read(h->sig_fd, &si, sizeof(si)) == sizeof(si))
@@ -746,6 +795,7 @@ static void finish(struct holder *h)
 	}
 	sess_marks_flush(&h->marks, &(const struct sess_marks_sink){ out_plain, out_mark, h });
 	redact_flush(h);
+	mark_lost(h);
 	sb_shell_wait(h->shell, 5000, &status);
 	describe_end(h, status);
 	add_event(h, SB_EVENT_EXIT, SB_SOURCE_AGENT, status, h->st.reason, strlen(h->st.reason));

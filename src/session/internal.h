@@ -112,6 +112,7 @@ struct sess_log {
 /* Scans dfd's segments. cap 0: for reading only. */
 int sess_log_open(struct sess_log *log, int dfd, unsigned long long cap, struct sb_error *err);
 void sess_log_close(struct sess_log *log);
+/* On failure errno is the cause (ENOSPC: the disk is full); part may be written (end says). */
 int sess_log_append(struct sess_log *log, const void *data, size_t len, struct sb_error *err);
 /* Up to max bytes from off (first <= off < end) into buf: bytes read (< max
  * at a segment's end), or negative. */
@@ -128,6 +129,7 @@ struct sess_status {
 	unsigned long long last_input_off;
 	unsigned short rows, cols;
 	int restarts;
+	unsigned long long lost;          /* output the log could not take (a full disk) */
 };
 int sess_status_write(int dfd, const struct sess_status *st, struct sb_error *err);
 /* SB_ERR_NOTFOUND when there is none. */

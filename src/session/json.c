@@ -8,13 +8,14 @@
 
 json_t *sb_session_info_json(const struct sb_session_info *i)
 {
-	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:b}", "sandbox", i->sandbox,
+	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:b, s:I}", "sandbox", i->sandbox,
 			 "id", i->id, "pid", (json_int_t)i->pid, "state",
 			 i->state == SB_SESSION_RUNNING ? "running" : "exited", "reason", i->reason ? i->reason : "",
 			 "exit_code", i->exit_code >= 0 ? json_integer(i->exit_code) : json_null(), "offset",
 			 (json_int_t)i->offset, "first", (json_int_t)i->first, "created_at", (json_int_t)i->created_at,
 			 "last_input", (json_int_t)i->last_input, "last_output", (json_int_t)i->last_output, "controller",
-			 i->controller, "watchers", i->watchers, "reused", i->reused);
+			 i->controller, "watchers", i->watchers, "reused", i->reused, "lost",
+			 (json_int_t)i->lost);
 }
 
 json_t *sb_session_read_json(const struct sb_session_read_result *r, const char *text, size_t len)

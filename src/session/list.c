@@ -78,6 +78,7 @@ static int from_files(struct sb_session_info *out, struct sb_root *root, const s
 	out->last_output = st.last_output;
 	out->rows = st.rows;
 	out->cols = st.cols;
+	out->lost = st.lost;
 	sess_log_close(&log);
 	return out->reason ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 }

@@ -154,6 +154,15 @@ static void ring_put(struct sess_log *log, const char *data, size_t len)
 		log->ring_start = log->end - SESS_RING_SIZE;
 }
 
+/* errno stays the cause: the holder tells a full disk from other failures. */
+static int append_failed(int e, struct sb_error *err)
+{
+	int rc = sb_error_errno(err, SB_ERR_IO, e, _("cannot write a session's log"));
+
+	errno = e;
+	return rc;
+}
+
 int sess_log_append(struct sess_log *log, const void *data, size_t len, struct sb_error *err)
 {
 	const char *p = data;
@@ -162,12 +171,12 @@ int sess_log_append(struct sess_log *log, const void *data, size_t len, struct s
 		unsigned long long seg_end = log->n ? log->starts[log->n - 1] + segment_max(log) : log->end;
 		int rc;
 		if ((log->fd < 0 || log->end >= seg_end) && (rc = rotate(log)) < 0)
-			return sb_error_errno(err, SB_ERR_IO, -rc, _("cannot write a session's log"));
+			return append_failed(-rc, err);
 		seg_end = log->starts[log->n - 1] + segment_max(log);
 		size_t n = len < seg_end - log->end ? len : (size_t)(seg_end - log->end);
 		ssize_t w = write(log->fd, p, n);
 		if (w <= 0)
-			return sb_error_errno(err, SB_ERR_IO, w < 0 ? errno : EIO, _("cannot write a session's log"));
+			return append_failed(w < 0 ? errno : EIO, err);
 		log->end += (unsigned long long)w;
 		ring_put(log, p, (size_t)w);
 		p += w;

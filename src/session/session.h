@@ -63,6 +63,7 @@ struct sb_session_info {
 	long long last_output;       /* unix ms of the last output; 0: none */
 	char controller[16];         /* "agent" or "human" */
 	int watchers;                /* clients subscribed to its output */
+	unsigned long long lost;     /* output its log could not keep (a full disk), marked in the output */
 	int reused;                  /* start: an existing live session was returned */
 };
 

@@ -18,14 +18,14 @@
 json_t *sess_status_json(const struct sess_status *st, unsigned long long offset, unsigned long long first,
 			 const char *controller, int watchers)
 {
-	return json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:I, s:I, s:s, s:i}", "pid",
+	return json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:I, s:I, s:s, s:i, s:I}", "pid",
 			 (json_int_t)st->pid, "state", st->state == SB_SESSION_RUNNING ? "running" : "exited", "reason",
 			 st->reason, "exit_code", st->exit_code, "created_at", (json_int_t)st->created_at,
 			 "started_at", (json_int_t)st->started_at, "last_input", (json_int_t)st->last_input,
 			 "last_output", (json_int_t)st->last_output, "last_input_off", (json_int_t)st->last_input_off,
 			 "rows", st->rows, "cols", st->cols, "restarts", st->restarts, "offset", (json_int_t)offset,
 			 "first", (json_int_t)first, "controller", controller ? controller : "agent", "watchers",
-			 watchers);
+			 watchers, "lost", (json_int_t)st->lost);
 }
 
 static long long num(const json_t *doc, const char *key)
@@ -54,6 +54,7 @@ void sess_status_from_json(struct sess_status *st, unsigned long long *offset, u
 	st->rows = (unsigned short)num(doc, "rows");
 	st->cols = (unsigned short)num(doc, "cols");
 	st->restarts = (int)num(doc, "restarts");
+	st->lost = (unsigned long long)num(doc, "lost");
 	if (offset)
 		*offset = (unsigned long long)num(doc, "offset");
 	if (first)
