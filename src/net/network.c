@@ -736,13 +736,14 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 	case SB_NET_ORPHAN_VETH:
 		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, (char *)NULL) : 0;
 		break;
-	case SB_NET_ORPHAN_EGRESS:
+	case SB_NET_ORPHAN_EGRESS: {
 		struct sb_netinfo n;
 		uint32_t addr = (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16);
 		fill_info(&n, &c, addr);
 		struct sb_egress_dns dns = { sb_subnet_gateway(&c.subnet), n.dns_port, 0 };
 		rc = sb_egress_nft_remove(c.tag, addr, &dns, err);
 		break;
+	}
 	case SB_NET_ORPHAN_BRIDGE:
 		break;
 	}
