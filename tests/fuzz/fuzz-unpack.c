@@ -14,8 +14,7 @@
 #include "fuzz.h"
 #include "image/internal.h"
 
-static char dir[] = "/var/tmp/sbtest-fuzz-unpack-XXXXXX";
-static char *layer, *root;
+static char *dir, *layer, *root;
 
 static void cleanup(void)
 {
@@ -45,8 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct sb_unpack_limits limits = { .max_bytes = 1 << 20, .max_entries = 1000 };
 
 	if (!layer) {
-		if (!mkdtemp(dir))
-			abort();
+		dir = fuzz_scratch_dir("fuzz-unpack");
 		atexit(cleanup);
 		layer = sb_path_join(dir, "layer");
 		root = sb_path_join(dir, "root");

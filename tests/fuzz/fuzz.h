@@ -37,9 +37,23 @@ static inline char *fuzz_cstr(const uint8_t *data, size_t size)
 	return s;
 }
 
+/* A fresh directory under $TMPDIR (default /var/tmp; run-fuzz points it at a
+ * tmpfs, where the targets that write files run 3 to 10 times faster). */
+static inline char *fuzz_scratch_dir(const char *tag)
+{
+	const char *tmp = getenv("TMPDIR");
+	size_t size = strlen(tmp && *tmp ? tmp : "/var/tmp") + strlen(tag) + 16;
+	char *dir = malloc(size);
+
+	FUZZ_CHECK(dir);
+	snprintf(dir, size, "%s/sbtest-%s-XXXXXX", tmp && *tmp ? tmp : "/var/tmp", tag);
+	FUZZ_CHECK(mkdtemp(dir));
+	return dir;
+}
+
 /* One scratch state root per process (removed at exit): for the parsers
  * that read their input from a file of the root. */
-static char fuzz_root_dir[] = "/var/tmp/sbtest-fuzz-XXXXXX";
+static char *fuzz_root_dir;
 static struct sb_root *fuzz_root_obj;
 
 static inline void fuzz_root_cleanup(void)
@@ -51,7 +65,7 @@ static inline void fuzz_root_cleanup(void)
 static inline struct sb_root *fuzz_root(void)
 {
 	if (!fuzz_root_obj) {
-		FUZZ_CHECK(mkdtemp(fuzz_root_dir));
+		fuzz_root_dir = fuzz_scratch_dir("fuzz");
 		FUZZ_CHECK(sb_root_open(&fuzz_root_obj, fuzz_root_dir, NULL) == 0);
 		atexit(fuzz_root_cleanup);
 	}
