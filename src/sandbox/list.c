@@ -11,6 +11,7 @@
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "net/network.h"
+#include "sandbox/pool.h"
 #include "sandbox/sandbox.h"
 
 /* Seconds until the due expiry action (0: due), -1: none is due ever. A
@@ -173,6 +174,12 @@ int sb_sandbox_list(struct sb_sandbox_info **out, size_t *count, struct sb_root 
 			list = grown;
 		}
 		int lrc = sb_record_load(&rec, root, de->d_name, &e2);
+		/* a claim renames a pool member's directory, then writes its new
+		 * record: until then it is still the pool's */
+		if (lrc == 0 && sb_pool_member_name(rec.name)) {
+			sb_record_clear(&rec);
+			continue;
+		}
 		if (lrc < 0) {
 			/* a directory without record is a create in progress or a crash: show it */
 			if (broken_record(&rec, de->d_name, lrc == SB_ERR_NOTFOUND
