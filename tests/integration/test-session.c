@@ -772,3 +772,79 @@ Test(session, attach_watches_and_takes_control)
 	expect_prompt(&r, 0, "handed-back");
 	sb_session_read_result_clear(&r);
 }
+
+static long long activity_of(const char *name)
+{
+	struct sb_sandbox_info info;
+
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, name, NULL), 0);
+	long long at = info.last_activity;
+	sb_sandbox_info_clear(&info);
+	return at;
+}
+
+/* Input is activity; output and watching are not. An interrupt ends the
+ * foreground job only; Ctrl-] detaches and hands control back; `send -`
+ * types standard input. */
+Test(session, activity_interrupt_detach_and_input_from_stdin)
+{
+	struct sb_session_info info;
+	struct sb_session_read_result r;
+	struct attached a;
+	int one = 1;
+
+	create_box(&f, "at", SBF_IMAGE);
+	start_lib(&f, "at", "0", NULL, &info);
+	sb_session_info_clear(&info);
+
+	/* the guest's sleep makes its output come 2 s after the input */
+	struct sb_session *s;
+	struct sb_error err;
+	unsigned long long off;
+	const char *late = "sleep 2; echo late-$((6*7))\n";
+	cr_assert_eq(sb_session_connect(&s, f.root, "at", "0", &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_session_send(s, &off, late, strlen(late), SB_SOURCE_AGENT, &err), 0, "%s", err.msg);
+	sb_session_close(s);
+	long long typed = activity_of("at");
+	attach_start(&a, "at", "0", 1);
+	cr_assert(tu_wait_for(watched, &one, WAIT_MS), "one watcher");
+	cr_assert(attach_shows(&a, "late-42"), "%s", a.seen.data ? a.seen.data : "");
+	attach_end(&a, 1);
+	cr_assert_eq(activity_of("at"), typed, "output or a watcher counted as activity");
+
+	/* INT ends the foreground job; the shell and the session live on */
+	cr_assert_eq(sb_session_connect(&s, f.root, "at", "0", &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_session_send(s, &off, "sleep 1000\n", 11, SB_SOURCE_AGENT, &err), 0, "%s", err.msg);
+	sb_session_close(s);
+	struct tu_run t = tu_sandbench(f.dir, NULL, "session", "kill", "at", "0", "--signal", "INT", NULL);
+	cr_assert_eq(t.status, 0, "%s", t.err);
+	tu_run_free(&t);
+	struct sb_session_read_opts o = { .max_wait_ms = WAIT_MS, .since = (long long)off };
+	cr_assert_eq(sb_session_read(&r, f.root, "at", "0", &o, &err), 0, "%s", err.msg);
+	expect_prompt(&r, 130, NULL);
+	sb_session_read_result_clear(&r);
+
+	/* Ctrl-] detaches the one in control: the session stays, the agent may type */
+	attach_start(&a, "at", "0", 0);
+	cr_assert(tu_wait_for(watched, &one, WAIT_MS), "attached");
+	cr_assert_eq(write(a.in, "echo by-hand\r", 13), 13);
+	cr_assert(attach_shows(&a, "\nby-hand"), "%s", a.seen.data ? a.seen.data : "");
+	cr_assert_eq(write(a.in, "\x1d", 1), 1);
+	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
+	int status = -1;
+	while (waitpid(a.pid, &status, WNOHANG) == 0 && sb_clock_monotonic_ms() < deadline)
+		poll(NULL, 0, 20);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "Ctrl-] ends attach with its input still open: %d", status);
+	attach_end(&a, 0);
+
+	/* `send -`: the input comes from standard input, as it is */
+	char *bin = tu_buildpath("sandbench");
+	cr_assert_eq(tu_sh("printf 'echo from-$((40+2))-stdin\\n' | '%s' --root '%s' session send at 0 - >/dev/null", bin,
+			   f.dir),
+		     0);
+	free(bin);
+	o = (struct sb_session_read_opts){ .max_wait_ms = WAIT_MS, .since = (long long)off };
+	cr_assert_eq(sb_session_read(&r, f.root, "at", "0", &o, &err), 0, "%s", err.msg);
+	cr_assert(memmem(r.output, r.len, "from-42-stdin", 13), "%.*s", (int)r.len, r.output);
+	sb_session_read_result_clear(&r);
+}
