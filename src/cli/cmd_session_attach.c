@@ -137,6 +137,12 @@ static int attach_run(struct sb_cli *cli, int argc, char **argv)
 		sb_session_close(s);
 		return sb_cli_fail(&err);
 	}
+	/* blocked before the size is read: a resize from then on is queued */
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&mask, sigs[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	/* the terminal is raw: the line ends in \r\n, outside the message */
 	fprintf(stderr, read_only ? _("[watching session %s; Ctrl-C leaves]")
 				  : _("[attached to session %s; you have control; Ctrl-] detaches]"),
@@ -144,11 +150,6 @@ static int attach_run(struct sb_cli *cli, int argc, char **argv)
 	fputs("\r\n", stderr);
 	if (!read_only && tty)
 		follow_size(s);
-	sigemptyset(&mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&mask, sigs[i]);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (tty && !read_only && tcgetattr(0, &saved) == 0) {
 		raw = saved;
 		cfmakeraw(&raw);

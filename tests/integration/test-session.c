@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -683,10 +685,10 @@ static void attach_start(struct attached *a, const char *name, const char *id, i
 	free(bin);
 }
 
-/* what it shows, until want appears (or the deadline) */
-static int attach_shows(struct attached *a, const char *want)
+/* what it shows, until want appears (or within_ms pass) */
+static int attach_shows_within(struct attached *a, const char *want, int within_ms)
 {
-	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
+	long long deadline = sb_clock_monotonic_ms() + within_ms;
 
 	while (!(a->seen.data && strstr(a->seen.data, want)) && sb_clock_monotonic_ms() < deadline) {
 		struct pollfd p = { .fd = a->out, .events = POLLIN };
@@ -699,6 +701,11 @@ static int attach_shows(struct attached *a, const char *want)
 		sb_buf_add(&a->seen, buf, (size_t)n);
 	}
 	return a->seen.data && strstr(a->seen.data, want);
+}
+
+static int attach_shows(struct attached *a, const char *want)
+{
+	return attach_shows_within(a, want, WAIT_MS);
 }
 
 /* its input closed (a watcher: SIGTERM), then its exit */
@@ -726,10 +733,17 @@ static int attach_end(struct attached *a, int term)
 	return status;
 }
 
+/* session 0 of the sandbox has this many watchers */
+struct watch {
+	const char *name;
+	int watchers;
+};
+
 static int watched(void *arg)
 {
+	const struct watch *w = arg;
 	struct sb_session_info info;
-	int yes = sb_session_inspect(&info, f.root, "at", "0", NULL) == 0 && info.watchers == *(int *)arg;
+	int yes = sb_session_inspect(&info, f.root, w->name, "0", NULL) == 0 && info.watchers == w->watchers;
 
 	sb_session_info_clear(&info);
 	return yes;
@@ -740,7 +754,6 @@ Test(session, attach_watches_and_takes_control)
 	struct sb_session_info info;
 	struct sb_session_read_result r;
 	struct attached a;
-	int one = 1;
 
 	create_box(&f, "at", SBF_IMAGE);
 	start_lib(&f, "at", "0", NULL, &info);
@@ -751,7 +764,7 @@ Test(session, attach_watches_and_takes_control)
 	/* read-only: the backlog, then what the agent types (inline) and its output */
 	attach_start(&a, "at", "0", 1);
 	cr_assert(attach_shows(&a, "backlog-line"), "%s", a.seen.data ? a.seen.data : "");
-	cr_assert(tu_wait_for(watched, &one, WAIT_MS), "one watcher");
+	cr_assert(tu_wait_for(watched, &(struct watch){ "at", 1 }, WAIT_MS), "one watcher");
 	run_lib(&f, "at", "0", "echo from-agent\n", NULL, &r);
 	sb_session_read_result_clear(&r);
 	cr_assert(attach_shows(&a, "echo from-agent\r\nfrom-agent"), "%s", a.seen.data ? a.seen.data : "");
@@ -760,7 +773,7 @@ Test(session, attach_watches_and_takes_control)
 
 	/* attached: the human types, the agent is refused until the human leaves */
 	attach_start(&a, "at", "0", 0);
-	cr_assert(tu_wait_for(watched, &one, WAIT_MS), "attached");
+	cr_assert(tu_wait_for(watched, &(struct watch){ "at", 1 }, WAIT_MS), "attached");
 	cr_assert_eq(write(a.in, "echo from-human\r", 16), 16);
 	cr_assert(attach_shows(&a, "\nfrom-human"), "%s", a.seen.data ? a.seen.data : "");
 	struct tu_run t = tu_sandbench(f.dir, NULL, "session", "send", "at", "0", "--", "true", NULL);
@@ -791,7 +804,6 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 	struct sb_session_info info;
 	struct sb_session_read_result r;
 	struct attached a;
-	int one = 1;
 
 	create_box(&f, "at", SBF_IMAGE);
 	start_lib(&f, "at", "0", NULL, &info);
@@ -807,7 +819,7 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 	sb_session_close(s);
 	long long typed = activity_of("at");
 	attach_start(&a, "at", "0", 1);
-	cr_assert(tu_wait_for(watched, &one, WAIT_MS), "one watcher");
+	cr_assert(tu_wait_for(watched, &(struct watch){ "at", 1 }, WAIT_MS), "one watcher");
 	cr_assert(attach_shows(&a, "late-42"), "%s", a.seen.data ? a.seen.data : "");
 	attach_end(&a, 1);
 	cr_assert_eq(activity_of("at"), typed, "output or a watcher counted as activity");
@@ -826,7 +838,7 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 
 	/* Ctrl-] detaches the one in control: the session stays, the agent may type */
 	attach_start(&a, "at", "0", 0);
-	cr_assert(tu_wait_for(watched, &one, WAIT_MS), "attached");
+	cr_assert(tu_wait_for(watched, &(struct watch){ "at", 1 }, WAIT_MS), "attached");
 	cr_assert_eq(write(a.in, "echo by-hand\r", 13), 13);
 	cr_assert(attach_shows(&a, "\nby-hand"), "%s", a.seen.data ? a.seen.data : "");
 	cr_assert_eq(write(a.in, "\x1d", 1), 1);
@@ -847,4 +859,45 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 	cr_assert_eq(sb_session_read(&r, f.root, "at", "0", &o, &err), 0, "%s", err.msg);
 	cr_assert(memmem(r.output, r.len, "from-42-stdin", 13), "%.*s", (int)r.len, r.output);
 	sb_session_read_result_clear(&r);
+}
+
+/* On a terminal, attach follows its size: a resize reaches the session's pty. */
+Test(session, attach_on_a_terminal_follows_its_size)
+{
+	struct sb_session_info info;
+	int master, slave;
+	char *bin = tu_buildpath("sandbench");
+
+	create_box(&f, "tty", SBF_IMAGE);
+	start_lib(&f, "tty", "0", NULL, &info);
+	sb_session_info_clear(&info);
+	cr_assert_eq(openpty(&master, &slave, NULL, NULL, &(struct winsize){ .ws_row = 24, .ws_col = 80 }), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		execl(bin, bin, "--root", f.dir, "session", "attach", "tty", "0", NULL);
+		_exit(127);
+	}
+	sb_proc_keep(pid, 1);
+	close(slave);
+	free(bin);
+	struct attached a = { .pid = pid, .in = master, .out = dup(master) };
+	cr_assert(attach_shows(&a, "you have control"), "%s", a.seen.data ? a.seen.data : "");
+	cr_assert(tu_wait_for(watched, &(struct watch){ "tty", 1 }, WAIT_MS), "attached");
+	cr_assert_eq(ioctl(master, TIOCSWINSZ, &(struct winsize){ .ws_row = 33, .ws_col = 99 }), 0);
+	/* typed until the new size shows: the resize and the typing race */
+	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
+	int seen = 0;
+	while (!seen && sb_clock_monotonic_ms() < deadline) {
+		cr_assert_eq(write(master, "stty size\r", 10), 10);
+		seen = attach_shows_within(&a, "33 99", 1000);
+	}
+	cr_assert(seen, "the session's pty kept its size: %s", a.seen.data ? a.seen.data : "");
+	cr_assert_eq(write(master, "\x1d", 1), 1);
+	int status = attach_end(&a, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d", status);
 }
