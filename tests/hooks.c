@@ -5,6 +5,8 @@
  * command: SIGKILL there, or fail it (ENOSPC for a write, EIO for a program;
  * a step that can only be interrupted goes on). $SANDBENCH_FAULT_LOG names a
  * file that gets one line per fault point ("N kind what"), to count them.
+ * $SANDBENCH_BACKEND_WITHOUT=checkpoint,host-mounts,live-stats,network takes
+ * those capabilities from the backend, to try the paths of a lesser one.
  * Linked into tests/sandbench-test and the test programs that inject time;
  * never into the installed sandbench. */
 #include "config.h"
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "base/hooks.h"
 
 static long long env_now(void)
@@ -81,8 +84,29 @@ static void fault_install(void)
 	}
 }
 
+static const struct {
+	const char *name;
+	unsigned cap;
+} cap_names[] = {
+	{ "checkpoint", SB_BACKEND_CAP_CHECKPOINT },
+	{ "host-mounts", SB_BACKEND_CAP_HOST_MOUNTS },
+	{ "live-stats", SB_BACKEND_CAP_LIVE_STATS },
+	{ "network", SB_BACKEND_CAP_NET_NAT },
+};
+
+static unsigned env_backend_caps(unsigned caps)
+{
+	const char *without = getenv("SANDBENCH_BACKEND_WITHOUT");
+
+	for (size_t i = 0; without && i < sizeof(cap_names) / sizeof(cap_names[0]); i++)
+		if (strstr(without, cap_names[i].name))
+			caps &= ~cap_names[i].cap;
+	return caps;
+}
+
 __attribute__((constructor)) static void hooks_install(void)
 {
+	sb_hooks.backend_caps = env_backend_caps;
 	sb_hooks.now = env_now;
 	sb_hooks.boot_id = env_boot_id;
 	fault_install();

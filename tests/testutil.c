@@ -56,7 +56,7 @@ static int injects(const char *const *env)
 {
 	for (size_t i = 0; env && env[i]; i++)
 		if (!strncmp(env[i], "SANDBENCH_NOW=", 14) || !strncmp(env[i], "SANDBENCH_BOOT_ID=", 18) ||
-		    !strncmp(env[i], "SANDBENCH_FAULT", 15))
+		    !strncmp(env[i], "SANDBENCH_FAULT", 15) || !strncmp(env[i], "SANDBENCH_BACKEND_WITHOUT=", 26))
 			return 1;
 	return 0;
 }

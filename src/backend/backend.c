@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "base/hooks.h"
 #include "base/i18n.h"
 
 static const struct sb_backend_ops *const backends[] = { &sb_backend_runsc };
@@ -12,6 +13,11 @@ static const struct sb_backend_ops *const backends[] = { &sb_backend_runsc };
 const struct sb_backend_ops *sb_backend_default(void)
 {
 	return backends[0];
+}
+
+unsigned sb_backend_caps(const struct sb_backend_ops *be)
+{
+	return sb_hooks.backend_caps ? sb_hooks.backend_caps(be->caps) : be->caps;
 }
 
 int sb_backend_find(const struct sb_backend_ops **out, const char *name, struct sb_error *err)

@@ -125,6 +125,9 @@ struct sb_backend_ops {
 	int (*disk_mounted)(void *be, const struct sb_backend_sandbox *sb);
 };
 
+/* be->caps, less what a test build takes away (base/hooks.h). */
+unsigned sb_backend_caps(const struct sb_backend_ops *be);
+
 /* The backend named name ("" or NULL: the default); SB_ERR_PREREQ naming it
  * when this build has none of that name. */
 int sb_backend_find(const struct sb_backend_ops **out, const char *name, struct sb_error *err);

@@ -18,6 +18,9 @@ struct sb_hooks {
 	/* called at every fault point: 0 to go on, or the errno the point fails
 	 * with (a test build may also end the process there) */
 	int (*fault)(enum sb_fault_kind kind, const char *what);
+	/* a backend's capabilities (enum sb_backend_cap) as sandbench sees them:
+	 * a test takes some away to try the paths of a lesser backend */
+	unsigned (*backend_caps)(unsigned caps);
 };
 
 extern struct sb_hooks sb_hooks;

@@ -28,6 +28,23 @@ int sb_box_open_in_state(struct sb_box *b, struct sb_root *root, const char *nam
 	return rc;
 }
 
+/* A backend that cannot checkpoint stops the sandbox and keeps its disk:
+ * the next restore is a cold start, as after a host restart. */
+static int stop_without_memory(struct sb_box *b, const char *reason, enum sb_timeline_source source,
+			       struct sb_error *err)
+{
+	int rc = sb_box_teardown(b, 0, err);
+
+	if (rc < 0)
+		return rc;
+	sb_fs_remove_tree(b->checkpoint, NULL);
+	char *why = sb_strdupf(_("%s: the disk is kept, memory and processes are not (the backend '%s' cannot "
+				 "checkpoint)"), reason ? reason : _("stopped by user"), b->be->name);
+	rc = sb_record_transition_as(b->root, &b->rec, SB_STATE_STOPPED, why ? why : "", source, err);
+	free(why);
+	return rc;
+}
+
 int sb_box_stop_locked(struct sb_box *b, const char *reason, enum sb_timeline_source source, struct sb_error *err)
 {
 	const char *name = b->rec.name;
@@ -40,6 +57,8 @@ int sb_box_stop_locked(struct sb_box *b, const char *reason, enum sb_timeline_so
 		return rc;
 	/* a live exec'd pty at checkpoint time makes the restore fail */
 	sb_box_end_shells(b);
+	if (!(sb_backend_caps(b->be) & SB_BACKEND_CAP_CHECKPOINT))
+		return stop_without_memory(b, reason, source, err);
 	/* the image the last restore consumed; first, so its space is free for the new one */
 	sb_fs_remove_tree(b->checkpoint_used, &e2);
 	/* checkpoint.img is opened O_EXCL: always a fresh directory */

@@ -211,6 +211,13 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 		return rc;
 	if (spec->egress && spec->egress->mode != SB_EGRESS_DEFAULT && !rec->network)
 		return sb_error_set(err, SB_ERR_INVALID, _("an allow-list or --deny-all needs network on"));
+	unsigned caps = sb_backend_caps(sb_backend_default());
+	if (rec->network && !(caps & SB_BACKEND_CAP_NET_NAT))
+		return sb_error_set(err, SB_ERR_PREREQ, _("the backend '%s' has no network for sandboxes: use --network off"),
+				    rec->backend);
+	if (spec->n_mounts && !(caps & SB_BACKEND_CAP_HOST_MOUNTS))
+		return sb_error_set(err, SB_ERR_PREREQ, _("the backend '%s' cannot bind host folders into a sandbox"),
+				    rec->backend);
 	if (spec->egress && sb_egress_copy(&rec->egress, spec->egress) < 0)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	rec->exchange = !spec->no_exchange;

@@ -296,7 +296,13 @@ int sb_sandbox_stats(struct sb_sandbox_stats *out, struct sb_root *root, const c
 		goto out;
 	}
 	struct sb_backend_stats st;
-	if ((rc = sb_box_backend(&b, err)) < 0 || (rc = b.be->stats(&st, b.be_state, sb_box_target(&b), err)) < 0)
+	if ((rc = sb_box_backend(&b, err)) < 0)
+		goto out;
+	if (!(sb_backend_caps(b.be) & SB_BACKEND_CAP_LIVE_STATS)) {
+		rc = sb_error_set(err, SB_ERR_PREREQ, _("the backend '%s' gives no live figures of a sandbox"), b.be->name);
+		goto out;
+	}
+	if ((rc = b.be->stats(&st, b.be_state, sb_box_target(&b), err)) < 0)
 		goto out;
 	*out = (struct sb_sandbox_stats){
 		.memory_usage = st.memory_usage, .memory_limit = st.memory_limit, .cpu_ns = st.cpu_ns, .pids = st.pids,

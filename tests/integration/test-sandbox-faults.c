@@ -468,3 +468,59 @@ Test(faults, failed_transitions_without_an_error_struct_keep_their_reason)
 	assert_box(SB_STATE_BROKEN, "remove failed", "runsc delete");
 	inject("delete", NULL);
 }
+
+/* A backend that lacks a capability is never asked for it: create refuses
+ * what needs it, stop keeps the disk only and restore cold-starts, inspect
+ * shows no live figures (the test build takes the capabilities away). */
+Test(faults, a_lesser_backend_is_not_asked_for_what_it_lacks)
+{
+	const char *env[] = { env_runsc, "SANDBENCH_BACKEND_WITHOUT=checkpoint,host-mounts,live-stats,network", NULL };
+	char *host = tu_tempdir("lesser-mount"), *mount = sb_strdupf("%s:/data", host);
+	struct tu_run r = tu_sandbench(f.dir, env, "create", "lesser", "--image", SBF_IMAGE, "--mount", mount, NULL);
+	cr_assert_neq(r.status, 0);
+	cr_assert(strstr(r.err, "cannot bind host folders"), "%s", r.err);
+	tu_run_free(&r);
+	tu_remove(host);
+	free(host);
+	free(mount);
+	r = tu_sandbench(f.dir, env, "create", "lesser", "--image", SBF_IMAGE, "--network", "on", NULL);
+	cr_assert_neq(r.status, 0);
+	cr_assert(strstr(r.err, "no network"), "%s", r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(f.dir, env, "inspect", "lesser", NULL);
+	cr_assert_neq(r.status, 0, "a refused create left a sandbox: %s", r.out);
+	tu_run_free(&r);
+
+	r = tu_sandbench(f.dir, env, "create", "lesser", "--image", SBF_IMAGE, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	r = tu_sandbench(f.dir, env, "inspect", "lesser", NULL);
+	cr_assert(strstr(r.out, "running") && !strstr(r.out, "memory used:"), "live figures of a lesser backend: %s", r.out);
+	tu_run_free(&r);
+	r = tu_sandbench(f.dir, env, "exec", "lesser", "--", "sh", "-c", "echo kept > /root/f", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	char *log = sb_root_file(f.root, "calls.log");
+	unlink(log);
+	free(log);
+	r = tu_sandbench(f.dir, env, "stop", "lesser", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	char *calls = tu_sh_out("cat '%s/calls.log'", f.dir);
+	cr_assert(!strstr(calls, "checkpoint"), "runsc was asked to checkpoint: %s", calls);
+	free(calls);
+	struct sb_sandbox_info info;
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "lesser", NULL), 0);
+	cr_assert_eq(info.rec.state, SB_STATE_STOPPED);
+	cr_assert(strstr(info.rec.reason, "memory and processes are not"), "%s", info.rec.reason);
+	sb_sandbox_info_clear(&info);
+	r = tu_sandbench(f.dir, env, "restore", "lesser", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "lesser", NULL), 0);
+	cr_assert(strstr(info.rec.reason, "cold start"), "%s", info.rec.reason);
+	sb_sandbox_info_clear(&info);
+	r = tu_sandbench(f.dir, env, "exec", "lesser", "--", "cat", "/root/f", NULL);
+	cr_assert_str_eq(r.out, "kept\n", "the disk was not kept: %s", r.err);
+	tu_run_free(&r);
+}
