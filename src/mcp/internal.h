@@ -55,7 +55,9 @@ struct mcp_session {
 	char id[33];                     /* HTTP's Mcp-Session-Id; "" over stdio */
 	char version[16];                /* negotiated at initialize; "" before */
 	int initialized;                 /* notifications/initialized came */
-	int log_debug;                   /* logging/setLevel debug: calls forward sandbench's log */
+	/* logging/setLevel's level: its index in the RFC 5424 list plus one; 0:
+	 * not set (info and above). At debug, calls forward sandbench's log. */
+	int log_level;
 	/* the transport delivers messages of no request (stdio; HTTP has no
 	 * server-initiated stream): resources/subscribe is offered */
 	int notify;
@@ -76,9 +78,13 @@ struct mcp_call {
 	pid_t pid;
 	int fd;                          /* the worker's result pipe */
 	int log_fd;                      /* its log's pipe (logging at debug), else -1 */
-	struct sb_buf out, log;
+	struct sb_buf out, log;          /* out: the worker's notes (lines), then its result */
 	long long next_progress;         /* monotonic ms */
-	int progress;
+	int progress;                    /* the timer's count */
+	double last_progress;            /* the last progress sent (when sent_progress) */
+	int sent_progress;
+	int own_progress;                /* the tool reports its progress: the timer is quiet */
+	const char *tool;                /* its name: the logger of its log notes */
 	unsigned flags;                  /* the tool's */
 	long long cancelled;             /* monotonic ms of the cancel; 0: not cancelled */
 	int killed;                      /* SIGKILL sent after the grace */
@@ -91,15 +97,23 @@ struct mcp_spare {
 	int null[2];                     /* the worker_null it was forked with */
 };
 
+/* the public flags (mcp.h) under the module's own names */
 enum mcp_tool_flags {
-	MCP_TOOL_READONLY = 1 << 0,      /* lists or reads only: offered in --readonly */
-	MCP_TOOL_WORKER = 1 << 1,        /* may take long: runs in a worker, cancellable */
-	MCP_TOOL_DESTRUCTIVE = 1 << 2,   /* removes or ends something (an annotation for hosts) */
+	MCP_TOOL_READONLY = SB_MCP_TOOL_READONLY,
+	MCP_TOOL_WORKER = SB_MCP_TOOL_WORKER,
+	MCP_TOOL_DESTRUCTIVE = SB_MCP_TOOL_DESTRUCTIVE,
 	/* what a cancel does to the worker: an interruptible one is interrupted
 	 * (SIGTERM: sb_proc_interrupt; an exec's command is killed inside), a
 	 * read-only one is killed, any other runs to its end (a create or stop
 	 * cut half-way would leave a broken sandbox) and its answer is dropped */
-	MCP_TOOL_INTERRUPTIBLE = 1 << 3,
+	MCP_TOOL_INTERRUPTIBLE = SB_MCP_TOOL_INTERRUPTIBLE,
+};
+
+/* A call's way to its client: a worker's result pipe, where notes (one JSON
+ * line each) go before the result (compact JSON, no newline); -1 in the
+ * server itself, which sends no notes. */
+struct sb_mcp_call {
+	int fd;
 };
 
 struct mcp_ctx {
@@ -117,6 +131,8 @@ struct mcp_tool {
 	/* a worker tool's answer when it is there at once (no fork then): 1 and
 	 * *result, 0 when the call must wait, negative with err. May be NULL. */
 	int (*try_now)(json_t **result, const struct mcp_ctx *ctx, const json_t *args, struct sb_error *err);
+	/* an extra tool's handler (sb_mcp_tool.run; run is NULL then) */
+	int (*call)(json_t **result, struct sb_mcp_call *call, const json_t *args, struct sb_error *err);
 };
 
 struct sb_mcp_server {
@@ -127,6 +143,8 @@ struct sb_mcp_server {
 	int allow_remove_any;
 	struct sb_mcp_mount *mounts;
 	size_t n_mounts;
+	struct mcp_tool *extra;          /* the program's own tools (sb_mcp_opts.extra_tools) */
+	size_t n_extra;
 	json_t *schemas;                 /* name -> parsed input schema */
 	struct mcp_call *calls;
 	struct mcp_spare spare;          /* the next call's worker */
@@ -151,8 +169,10 @@ const struct sb_mcp_mount *mcp_host_allowed(const struct sb_mcp_server *srv, con
 const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char *name);
 json_t *mcp_tools_list(const struct sb_mcp_server *srv);
 int mcp_tools_load_schemas(struct sb_mcp_server *srv, struct sb_error *err);
-/* Runs tool with args: a CallToolResult (isError on failure). */
-json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args);
+int mcp_tools_add_extra(struct sb_mcp_server *srv, const struct sb_mcp_tool *tools, size_t n, struct sb_error *err);
+/* Runs tool with args: a CallToolResult (isError on failure). notes_fd: the
+ * worker's result pipe, for the call's notes; -1 in the server. */
+json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args, int notes_fd);
 /* The CallToolResult of tool's try_now when that answers; NULL: run it in a worker. */
 json_t *mcp_tool_try_now(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args);
 json_t *mcp_tool_error_result(const char *code, const char *message);
@@ -230,6 +250,10 @@ void mcp_subs_service(struct sb_mcp_server *srv);
 int mcp_handle(struct mcp_session *s, void *origin, json_t *msg);
 /* Raw text of one message (stdio line, HTTP body): parse errors answered. */
 int mcp_handle_text(struct mcp_session *s, void *origin, const char *text, size_t len);
+/* The index of a log level's name (0: debug ... 7: emergency); -1: not one. */
+int mcp_log_level(const char *name);
+/* 1 when s's client wants log messages of level (an index) */
+int mcp_log_wanted(const struct mcp_session *s, int level);
 /* 1 when this server speaks protocol revision v */
 int mcp_version_known(const char *v);
 json_t *mcp_error_msg(const json_t *id, int code, const char *message);

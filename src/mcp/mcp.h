@@ -6,6 +6,7 @@
 #ifndef SB_MCP_H
 #define SB_MCP_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -19,12 +20,51 @@ struct sb_mcp_mount {
 	enum sb_mount_mode mode;
 };
 
+/* What a tool is and how it runs. */
+enum sb_mcp_tool_flags {
+	SB_MCP_TOOL_READONLY = 1 << 0,      /* lists or reads only: offered in --readonly */
+	SB_MCP_TOOL_WORKER = 1 << 1,        /* may take long: runs in a forked worker, cancellable, notifies */
+	SB_MCP_TOOL_DESTRUCTIVE = 1 << 2,   /* removes or ends something (an annotation for hosts) */
+	SB_MCP_TOOL_INTERRUPTIBLE = 1 << 3, /* a cancel sends its worker SIGTERM (sb_proc_interrupt) */
+};
+
+/* One running call of a tool: what its notifications go through. */
+struct sb_mcp_call;
+
+/* A tool a program adds to the server's own (sb_mcp_opts.extra_tools): the
+ * same transports, sessions, argument checking, workers, progress, logging
+ * and cancellation serve it. */
+struct sb_mcp_tool {
+	const char *name;
+	const char *description;
+	const char *schema;      /* the input JSON Schema as JSON text, listed as written */
+	/* 0 and *result, a CallToolResult ({"content": [...]}, optionally
+	 * "isError", "structuredContent"; checked before it is sent), or
+	 * negative with err: an isError result with err's message */
+	int (*run)(json_t **result, struct sb_mcp_call *call, const json_t *args, struct sb_error *err);
+	unsigned flags;          /* enum sb_mcp_tool_flags */
+};
+
+/* During a call of a worker tool: notifications/progress to the client, when
+ * it asked for progress (a value not above the last one sent is dropped: the
+ * protocol wants it increasing); total <= 0: unknown. */
+int sb_mcp_call_progress(struct sb_mcp_call *call, double progress, double total, struct sb_error *err);
+/* During a call of a worker tool: notifications/message at level (an RFC 5424
+ * name as MCP spells it: "debug" ... "emergency"), sent when the client's
+ * logging/setLevel lets it through (unset: "info" and above). */
+int sb_mcp_call_log(struct sb_mcp_call *call, const char *level, const char *text, struct sb_error *err);
+
 struct sb_mcp_opts {
 	const char *owner;                       /* the owner of the sandboxes it creates; NULL: "mcp" */
 	int readonly;                            /* only listing and reading tools */
 	int allow_remove_any;                    /* sandbox_remove also takes sandboxes other instances created */
 	const struct sb_mcp_mount *mounts;       /* the allow-list for sandbox_create */
 	size_t n_mounts;
+	/* tools offered beside sandbench's own (none in the product); the table
+	 * stays the caller's and must outlive the server; a name that is taken
+	 * already is refused (SB_ERR_EXISTS) */
+	const struct sb_mcp_tool *extra_tools;
+	size_t n_extra_tools;
 };
 
 struct sb_mcp_server;

@@ -62,20 +62,32 @@ static json_t *do_ping(struct mcp_session *s, const json_t *params, int *code, s
 /* RFC 5424's levels, as MCP names them, most verbose first */
 static const char *const log_levels[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
 
-/* sandbench's own log is diagnostics: the calls of a client that asks for
- * "debug" carry it as notifications/message */
+int mcp_log_level(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (!strcmp(name, log_levels[i]))
+			return (int)i;
+	return -1;
+}
+
+/* sandbench's own log is diagnostics (debug): a client that does not set a
+ * level gets the tools' messages from info on, and not that */
+int mcp_log_wanted(const struct mcp_session *s, int level)
+{
+	return level >= (s->log_level ? s->log_level - 1 : 1);
+}
+
 static json_t *do_set_level(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
 {
-	const char *level = json_string_value(json_object_get(params, "level"));
+	int level = mcp_log_level(json_string_value(json_object_get(params, "level")));
 
 	(void)err;
-	for (size_t i = 0; level && i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
-		if (!strcmp(level, log_levels[i])) {
-			s->log_debug = i == 0;
-			return json_object();
-		}
-	*code = MCP_INVALID_PARAMS;
-	return NULL;
+	if (level < 0) {
+		*code = MCP_INVALID_PARAMS;
+		return NULL;
+	}
+	s->log_level = level + 1;
+	return json_object();
 }
 
 static json_t *do_tools_list(struct mcp_session *s, const json_t *params, int *code, struct sb_error *err)
@@ -184,7 +196,7 @@ static int do_tools_call(struct mcp_session *s, void *origin, const json_t *id, 
 									 rc == SB_ERR_LIMIT ? _("Too many calls are running: try again when one has ended.")
 											    : _("The server could not start a worker for the call."))));
 	} else {
-		s->emit(s, origin, mcp_result_msg(id, mcp_tool_call(s->srv, tool, a)));
+		s->emit(s, origin, mcp_result_msg(id, mcp_tool_call(s->srv, tool, a, -1)));
 	}
 	json_decref(empty);
 	return 1;

@@ -71,6 +71,7 @@ int sb_mcp_server_new(struct sb_mcp_server **out, struct sb_root *root, const st
 	srv->readonly = opts->readonly;
 	srv->allow_remove_any = opts->allow_remove_any;
 	if ((rc = mcp_random_hex(srv->instance, 16, err)) < 0 || (rc = copy_mounts(srv, opts, err)) < 0 ||
+	    (rc = mcp_tools_add_extra(srv, opts->extra_tools, opts->n_extra_tools, err)) < 0 ||
 	    (rc = mcp_tools_load_schemas(srv, err)) < 0) {
 		sb_mcp_server_free(srv);
 		return rc;
@@ -92,6 +93,7 @@ void sb_mcp_server_free(struct sb_mcp_server *srv)
 	for (size_t i = 0; i < srv->n_mounts; i++)
 		free((char *)srv->mounts[i].host);
 	free(srv->mounts);
+	free(srv->extra);
 	json_decref(srv->schemas);
 	free(srv);
 }

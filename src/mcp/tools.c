@@ -177,41 +177,81 @@ static const struct mcp_tool tools[] = {
 	  mcp_tool_pool_rm, MCP_TOOL_WORKER },
 };
 
+#define N_TOOLS (sizeof(tools) / sizeof(tools[0]))
+
 static int offered(const struct sb_mcp_server *srv, const struct mcp_tool *t)
 {
 	return !srv->readonly || (t->flags & MCP_TOOL_READONLY);
 }
 
+/* sandbench's tools, then the program's extra ones; NULL past the end */
+static const struct mcp_tool *tool_at(const struct sb_mcp_server *srv, size_t i)
+{
+	return i < N_TOOLS ? &tools[i] : i - N_TOOLS < srv->n_extra ? &srv->extra[i - N_TOOLS] : NULL;
+}
+
+static const struct mcp_tool *find(const struct sb_mcp_server *srv, const char *name)
+{
+	const struct mcp_tool *t;
+
+	for (size_t i = 0; (t = tool_at(srv, i)); i++)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
+}
+
 const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char *name)
 {
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-		if (!strcmp(tools[i].name, name))
-			return offered(srv, &tools[i]) ? &tools[i] : NULL;
-	return NULL;
+	const struct mcp_tool *t = find(srv, name);
+
+	return t && offered(srv, t) ? t : NULL;
+}
+
+int mcp_tools_add_extra(struct sb_mcp_server *srv, const struct sb_mcp_tool *extra, size_t n, struct sb_error *err)
+{
+	if (!n)
+		return 0;
+	if (!(srv->extra = calloc(n, sizeof(*srv->extra))))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	for (size_t i = 0; i < n; i++) {
+		if (!extra[i].name || !extra[i].description || !extra[i].schema || !extra[i].run)
+			return sb_error_set(err, SB_ERR_INVALID, _("an extra MCP tool lacks a name, description, schema or handler"));
+		if (find(srv, extra[i].name))
+			return sb_error_set(err, SB_ERR_EXISTS, _("the MCP tool '%s' exists already"), extra[i].name);
+		srv->extra[srv->n_extra++] = (struct mcp_tool){ .name = extra[i].name, .description = extra[i].description,
+								 .schema = extra[i].schema, .call = extra[i].run,
+								 .flags = extra[i].flags };
+	}
+	return 0;
 }
 
 int mcp_tools_load_schemas(struct sb_mcp_server *srv, struct sb_error *err)
 {
+	const struct mcp_tool *t;
 	json_error_t jerr;
 
 	if (!(srv->schemas = json_object()))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
-		json_t *s = json_loads(tools[i].schema, 0, &jerr);
+	for (size_t i = 0; (t = tool_at(srv, i)); i++) {
+		json_t *s = json_loads(t->schema, 0, &jerr);
 		/* a programming error, caught by every test that starts a server */
-		if (!s || json_object_set_new(srv->schemas, tools[i].name, s) < 0)
-			return sb_error_set(err, SB_ERR_FORMAT, "schema of tool %s: %s", tools[i].name, jerr.text);
+		if (!json_is_object(s)) {
+			json_decref(s);
+			return sb_error_set(err, SB_ERR_FORMAT, "schema of tool %s: %s", t->name, s ? "not an object" : jerr.text);
+		}
+		if (json_object_set_new(srv->schemas, t->name, s) < 0)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
 	return 0;
 }
 
 json_t *mcp_tools_list(const struct sb_mcp_server *srv)
 {
+	const struct mcp_tool *t;
 	json_t *list = json_array();
 
 	/* NULL rather than a list with a tool left out */
-	for (size_t i = 0; list && i < sizeof(tools) / sizeof(tools[0]); i++) {
-		const struct mcp_tool *t = &tools[i];
+	for (size_t i = 0; list && (t = tool_at(srv, i)); i++) {
 		if (!offered(srv, t))
 			continue;
 		if (json_array_append_new(
@@ -254,15 +294,72 @@ static json_t *outcome(int rc, json_t *result, const struct sb_error *err)
 	return doc ? doc : mcp_tool_error_result("nomem", _("out of memory"));
 }
 
-json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args)
+/* The content block types of a CallToolResult and the string members each
+ * must have (2025-06-18's schema) */
+static const struct {
+	const char *type;
+	const char *members[2];
+} content_types[] = {
+	{ "text", { "text" } },
+	{ "image", { "data", "mimeType" } },
+	{ "audio", { "data", "mimeType" } },
+	{ "resource", { NULL } },
+	{ "resource_link", { "uri", "name" } },
+};
+
+static int content_ok(const json_t *c)
+{
+	const char *type = json_string_value(json_object_get(c, "type"));
+
+	for (size_t i = 0; type && i < sizeof(content_types) / sizeof(content_types[0]); i++) {
+		if (strcmp(type, content_types[i].type))
+			continue;
+		for (size_t m = 0; m < 2 && content_types[i].members[m]; m++)
+			if (!json_is_string(json_object_get(c, content_types[i].members[m])))
+				return 0;
+		/* an embedded resource: its uri and its text or blob */
+		const json_t *r = json_object_get(c, "resource");
+		return strcmp(type, "resource") ||
+		       (json_is_string(json_object_get(r, "uri")) &&
+			(json_is_string(json_object_get(r, "text")) || json_is_string(json_object_get(r, "blob"))));
+	}
+	return 0;
+}
+
+/* An extra tool's own CallToolResult, checked: a client gets a result the
+ * protocol allows, or an error that says what was wrong. */
+static json_t *checked_result(const char *name, json_t *result)
+{
+	const json_t *content = json_object_get(result, "content"), *c;
+	const json_t *is_error = json_object_get(result, "isError"), *sc = json_object_get(result, "structuredContent");
+	int ok = json_is_object(result) && json_is_array(content) && (!is_error || json_is_boolean(is_error)) &&
+		 (!sc || json_is_object(sc));
+	size_t i;
+	char msg[256];
+
+	json_array_foreach (content, i, c)
+		ok &= content_ok(c);
+	if (ok)
+		return result;
+	json_decref(result);
+	snprintf(msg, sizeof(msg), _("The tool %s gave a result the protocol does not allow."), name);
+	return mcp_tool_error_result(sb_error_name(SB_ERR_FORMAT), msg);
+}
+
+json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args, int notes_fd)
 {
 	struct mcp_ctx ctx = { srv, srv->root };
+	struct sb_mcp_call call = { notes_fd };
 	struct sb_error err = { 0 };
 	json_t *result = NULL;
 	int rc = mcp_args_check(json_object_get(srv->schemas, tool->name), args, &err);
 
-	if (rc == 0)
+	if (rc == 0 && tool->call) {
+		if ((rc = tool->call(&result, &call, args, &err)) == 0)
+			return checked_result(tool->name, result);
+	} else if (rc == 0) {
 		rc = tool->run(&result, &ctx, args, &err);
+	}
 	return outcome(rc, result, &err);
 }
 

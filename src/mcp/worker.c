@@ -103,7 +103,7 @@ static void worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_f
 	} else {
 		close(log_fd);
 	}
-	json_t *result = mcp_tool_call(srv, tool, json_object_get(req, "args"));
+	json_t *result = mcp_tool_call(srv, tool, json_object_get(req, "args"), fd);
 	char *text = result ? sb_json_dumps(result, JSON_COMPACT) : NULL;
 	if (text)
 		sb_fs_write_all(fd, text, strlen(text));
@@ -189,7 +189,7 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	/* a spare made for another transport's fds is not this session's */
 	if (srv->spare.pid > 0 && (srv->spare.null[0] != s->worker_null[0] || srv->spare.null[1] != s->worker_null[1]))
 		mcp_spare_end(srv);
-	json_t *req = json_pack("{s:s, s:O, s:b}", "tool", tool->name, "args", args, "log", s->log_debug);
+	json_t *req = json_pack("{s:s, s:O, s:b}", "tool", tool->name, "args", args, "log", mcp_log_wanted(s, 0));
 	char *text = req ? sb_json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pid <= 0 && spare_fork(srv, s->worker_null) < 0)) {
@@ -204,7 +204,7 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	free(text);
 	close(sp.req_fd);
 	fcntl(sp.res_fd, F_SETFL, O_NONBLOCK);
-	if (!s->log_debug) {
+	if (!mcp_log_wanted(s, 0)) {
 		close(sp.log_fd);
 		sp.log_fd = -1;
 	} else {
@@ -213,7 +213,7 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	*c = (struct mcp_call){
 		.next = srv->calls, .sess = s, .origin = origin, .id = json_deep_copy(id),
 		.progress_token = progress_token ? json_deep_copy(progress_token) : NULL, .pid = sp.pid, .fd = sp.res_fd,
-		.log_fd = sp.log_fd, .flags = tool->flags, .next_progress = sb_clock_monotonic_ms() + MCP_PROGRESS_MS,
+		.log_fd = sp.log_fd, .flags = tool->flags, .tool = tool->name, .next_progress = sb_clock_monotonic_ms() + MCP_PROGRESS_MS,
 	};
 	srv->calls = c;
 	/* the next call's worker, once the loop is idle (mcp_calls_idle) */
@@ -366,6 +366,50 @@ int mcp_calls_pollfds(const struct sb_mcp_server *srv, struct pollfd *pfd, int m
 	return n;
 }
 
+/* A note of the worker's tool (sb_mcp_call_progress, sb_mcp_call_log): a
+ * notification of its request, when the client wants it. */
+static void note(struct mcp_call *c, const json_t *n)
+{
+	const json_t *p = json_object_get(n, "progress");
+	int level = mcp_log_level(json_string_value(json_object_get(n, "level")));
+	json_t *params = NULL;
+	const char *method = NULL;
+
+	if (c->cancelled || !c->sess)
+		return;
+	if (json_is_number(p) && c->progress_token && (!c->sent_progress || json_number_value(p) > c->last_progress)) {
+		c->own_progress = c->sent_progress = 1;
+		c->last_progress = json_number_value(p);
+		params = json_pack("{s:O, s:O}", "progressToken", c->progress_token, "progress", p);
+		if (params && json_is_number(json_object_get(n, "total")))
+			json_object_set(params, "total", json_object_get(n, "total"));
+		method = "notifications/progress";
+	} else if (level >= 0 && mcp_log_wanted(c->sess, level)) {
+		params = json_pack("{s:O, s:s, s:O}", "level", json_object_get(n, "level"), "logger", c->tool, "data",
+				   json_object_get(n, "data"));
+		method = "notifications/message";
+	}
+	if (params)
+		c->sess->emit(c->sess, c->origin, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params));
+}
+
+/* The notes in what the worker wrote so far: every whole line (the result,
+ * last, has no newline). */
+static void notes(struct mcp_call *c)
+{
+	size_t used = 0;
+	char *nl;
+
+	while (c->out.len > used && (nl = memchr(c->out.data + used, '\n', c->out.len - used))) {
+		size_t len = (size_t)(nl - (c->out.data + used));
+		json_t *n = json_loadb(c->out.data + used, len, 0, NULL);
+		note(c, n);
+		json_decref(n);
+		used += len + 1;
+	}
+	sb_buf_drop(&c->out, used);
+}
+
 static void progress(struct mcp_call *c, long long now)
 {
 	/* an interrupted worker that does not end within the grace is killed */
@@ -373,10 +417,12 @@ static void progress(struct mcp_call *c, long long now)
 		kill(c->pid, SIGKILL);
 		c->killed = 1;
 	}
-	if (c->cancelled || !c->progress_token || now < c->next_progress)
+	if (c->cancelled || !c->progress_token || c->own_progress || now < c->next_progress)
 		return;
 	c->next_progress = now + MCP_PROGRESS_MS;
 	c->progress++;
+	c->sent_progress = 1;
+	c->last_progress = c->progress;
 	c->sess->emit(c->sess, c->origin,
 		      json_pack("{s:s, s:s, s:{s:O, s:i, s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
 				"params", "progressToken", c->progress_token, "progress", c->progress, "message",
@@ -400,11 +446,48 @@ void mcp_calls_service(struct sb_mcp_server *srv)
 				n = 0;
 				break;
 			}
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		/* the pipe's state before the notes' notifications touch errno */
+		int ended = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+		notes(c);
+		if (ended)
 			finish(srv, c);
 		else
 			progress(c, now);
 	}
+}
+
+/* A note down the worker's result pipe, one line of compact JSON (which has
+ * no newline of its own) */
+static int write_note(struct sb_mcp_call *call, json_t *n, struct sb_error *err)
+{
+	char *text = n ? sb_json_dumps(n, JSON_COMPACT) : NULL;
+	int rc = 0;
+
+	json_decref(n);
+	if (!call || call->fd < 0)
+		rc = sb_error_set(err, SB_ERR_STATE, _("only a tool that runs in a worker sends notifications"));
+	else if (!text)
+		rc = sb_error_set(err, SB_ERR_INVALID, _("cannot encode the notification (a text that is not UTF-8, a number that is not finite?)"));
+	else if (sb_fs_write_all(call->fd, text, strlen(text)) < 0 || sb_fs_write_all(call->fd, "\n", 1) < 0)
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot send a notification"));
+	free(text);
+	return rc;
+}
+
+int sb_mcp_call_progress(struct sb_mcp_call *call, double progress, double total, struct sb_error *err)
+{
+	json_t *n = json_pack("{s:f}", "progress", progress);
+
+	if (n && total > 0)
+		json_object_set_new(n, "total", json_real(total));
+	return write_note(call, n, err);
+}
+
+int sb_mcp_call_log(struct sb_mcp_call *call, const char *level, const char *text, struct sb_error *err)
+{
+	if (mcp_log_level(level) < 0)
+		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not a log level"), level ? level : "");
+	return write_note(call, json_pack("{s:s, s:s}", "level", level, "data", text), err);
 }
 
 int mcp_calls_timeout(const struct sb_mcp_server *srv)

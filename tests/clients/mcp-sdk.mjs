@@ -8,9 +8,11 @@
 //   node mcp-sdk.mjs bridge SANDBENCH SOCKET IMAGE FOREIGN USER
 //                                (`sandbench mcp --connect SOCKET` run as USER)
 //   node mcp-sdk.mjs refusals URL TOKEN
+//   node mcp-sdk.mjs extras URL TOKEN   (tests/clients/conformance-server)
 // FOREIGN: a sandbox the test made without this server: removing it is refused.
 // refusals: a wrong token, a foreign Origin, an oversized body and malformed
-// JSON-RPC, each refused with its status.
+// JSON-RPC, each refused with its status. extras: what the conformance suite
+// does not check of an extra tool's result and notifications.
 import assert from "node:assert/strict";
 import net from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -377,9 +379,41 @@ async function refusals() {
   ok("GET: 405; DELETE ends the session: 404 after");
 }
 
-if (mode === "refusals") {
+// The conformance server's tools: a result the protocol does not allow is an
+// error; logging/setLevel filters a tool's messages; progress only when asked.
+async function extras() {
+  const [c, t] = httpClient({ Authorization: `Bearer ${a2}` });
+  await c.connect(t);
+  const bad = await c.callTool({ name: "bad_content", arguments: {} });
+  assert.equal(bad.isError, true, JSON.stringify(bad));
+  assert.equal(bad.structuredContent.error, "format");
+  assert.match(bad.content[0].text, /bad_content/);
+  ok("a content block of an unknown type: a tool error");
+  const logs = [];
+  c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await c.setLoggingLevel("warning");
+  await c.callTool({ name: "test_tool_with_logging", arguments: {} });
+  assert.equal(logs.length, 0, JSON.stringify(logs));
+  await c.setLoggingLevel("info");
+  await c.callTool({ name: "test_tool_with_logging", arguments: {} });
+  assert.deepEqual(logs.map((l) => [l.level, l.logger, l.data]), [
+    ["info", "test_tool_with_logging", "Tool execution started"],
+    ["info", "test_tool_with_logging", "Tool processing data"],
+    ["info", "test_tool_with_logging", "Tool execution completed"],
+  ]);
+  ok("a tool's messages: none below the level set, all three at info");
+  const progress = [];
+  const r = await c.callTool({ name: "test_tool_with_progress", arguments: {} }, undefined,
+    { onprogress: (p) => progress.push(p) });
+  assert.ok(!r.isError && progress.length === 3, JSON.stringify(progress));
+  assert.deepEqual(progress.map((p) => [p.progress, p.total]), [[0, 100], [50, 100], [100, 100]]);
+  ok("a tool's progress: 0, 50, 100 of 100");
+  await c.close();
+}
+
+if (mode === "refusals" || mode === "extras") {
   try {
-    await refusals();
+    await (mode === "refusals" ? refusals() : extras());
     process.exit(0);
   } catch (e) {
     console.error(`not ok: ${e.stack || e}`);

