@@ -1,10 +1,12 @@
 /* bench-wakeup's driver: the wake-up of a paused sandbox, measured as the
  * time from an input sent through an already open session to the first
  * output of its command (the input resumes the sandbox by itself), against
- * raw `runsc resume` of a sandbox of the same kind, sb_sandbox_resume alone,
- * and the same round trip through the session when the sandbox is not
- * paused. Usage: wakeup-bench SANDBENCH ROOT IMAGE [N] (bench-wakeup makes
- * the root and the image). */
+ * raw `runsc resume` of a sandbox of the same kind, sb_sandbox_resume alone
+ * (without the runsc CLI on a measured runsc build, docs/pause.md, and
+ * through the CLI as another build would: a copy of runsc, whose build
+ * differs), and the same round trip through the session when the sandbox is
+ * not paused. Usage: wakeup-bench SANDBENCH ROOT IMAGE [N] (bench-wakeup
+ * makes the root and the image). */
 #include "config.h"
 
 #include <poll.h>
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "sandbox/sandbox.h"
 #include "session/session.h"
 #include "benchutil.h"
@@ -107,6 +110,20 @@ static void pause_box(const char *name)
 		die("pause", err.msg);
 }
 
+/* n times: pause name, then the time of sb_sandbox_resume alone */
+static void resumes(double *out, int n, const char *name)
+{
+	struct sb_error err;
+
+	for (int i = 0; i < n; i++) {
+		pause_box(name);
+		double t0 = now_ms();
+		if (sb_sandbox_resume(root, name, &err) < 0)
+			die("resume", err.msg);
+		out[i] = now_ms() - t0;
+	}
+}
+
 static void raw_runsc(const char *verb, const char *id)
 {
 	char cmd[1024];
@@ -130,7 +147,8 @@ int main(int argc, char **argv)
 		die("root", n < 2 ? "N must be 2 or more" : err.msg);
 	double *raw = calloc((size_t)n, sizeof(double)), *lib = calloc((size_t)n, sizeof(double));
 	double *wake = calloc((size_t)n, sizeof(double)), *warm = calloc((size_t)n, sizeof(double));
-	if (!raw || !lib || !wake || !warm)
+	double *cli = calloc((size_t)n, sizeof(double));
+	if (!raw || !lib || !wake || !warm || !cli)
 		die("memory", NULL);
 
 	/* raw runsc on a sandbox of the same kind, paused and resumed by runsc alone */
@@ -146,13 +164,18 @@ int main(int argc, char **argv)
 	sb_sandbox_info_clear(&sbi);
 
 	create("wake");
-	for (int i = 0; i < n; i++) {
-		pause_box("wake");
-		double t0 = now_ms();
-		if (sb_sandbox_resume(root, "wake", &err) < 0)
-			die("resume", err.msg);
-		lib[i] = now_ms() - t0;
-	}
+	resumes(lib, n, "wake");
+	/* the same through the runsc CLI: a copy of runsc is another build */
+	char cmd[1024], *other = sb_strdupf("%s/runsc-other", root_dir);
+	if (!other)
+		die("memory", NULL);
+	snprintf(cmd, sizeof(cmd), "cp \"$(command -v runsc)\" %s", other);
+	run(cmd);
+	setenv("SANDBENCH_RUNSC", other, 1);
+	resumes(cli, n, "wake");
+	unsetenv("SANDBENCH_RUNSC");
+	unlink(other);
+	free(other);
 
 	if (sb_session_start(&info, root, "wake", "0", NULL, &err) < 0)
 		die("session start", err.msg);
@@ -178,11 +201,12 @@ int main(int argc, char **argv)
 	printf("| %-52s | %4s | %8s | %8s | %6s |\n", "wake-up (ms)", "n", "p50", "p99", "/ raw");
 	printf("|%s|------|----------|----------|--------|\n", "------------------------------------------------------");
 	report("raw runsc resume ID (paused by runsc pause)", raw, n, raw_p50);
-	report("sb_sandbox_resume (runsc resume + record, timeline)", lib, n, raw_p50);
+	report("sb_sandbox_resume, direct (urpc + record, timeline)", lib, n, raw_p50);
+	report("sb_sandbox_resume, through the CLI (another build)", cli, n, raw_p50);
 	report("paused: session input -> first output (the wake-up)", wake, n, raw_p50);
 	report("running: session input -> first output (no wake)", warm, n, raw_p50);
 	printf("goal: wake-up p50 < 25 ms; overhead over raw runsc resume: p50 %+.2f ms\n", pct(wake, n, 0.5) - raw_p50);
-	free(raw), free(lib), free(wake), free(warm);
+	free(raw), free(lib), free(wake), free(warm), free(cli);
 	sb_root_close(root);
 	return 0;
 }

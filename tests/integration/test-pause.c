@@ -3,7 +3,9 @@
  * input or a copy resumes it and the timeline says so; stop, rm, gc and reap
  * of a paused sandbox work (runsc's delete -force of a frozen container
  * panics: they resume it first); the tiered expiry pause,stop=D pauses, then
- * stops, moved along by the injected clock; bad input gets a clear error. */
+ * stops, moved along by the injected clock; bad input gets a clear error.
+ * Pause and resume go without the runsc CLI on this runsc build (freeze.c),
+ * through it on any other, and the two take turns on one sandbox. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/fs.h"
@@ -151,6 +154,56 @@ static void expect_listed_paused(const char *name)
 	tu_run_free(&r);
 }
 
+/* The log of sandbench runs with env (SANDBENCH_LOG=f.dir/log), read and emptied. */
+static char *log_env[2], log_setting[600];
+
+static const char *const *with_log(void)
+{
+	snprintf(log_setting, sizeof(log_setting), "SANDBENCH_LOG=%s/log", f.dir);
+	log_env[0] = log_setting;
+	return (const char *const *)log_env;
+}
+
+static char *take_log(void)
+{
+	char *path = sb_strdupf("%s/log", f.dir), *text = NULL;
+	if (sb_fs_read_file(&text, NULL, path, 1 << 20, NULL) < 0)
+		text = strdup("");
+	cr_assert_not_null(text);
+	unlink(path);
+	free(path);
+	return text;
+}
+
+static char *id_of(const char *name)
+{
+	struct sb_sandbox_info info;
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, name, NULL), 0, "inspect %s", name);
+	char *id = strdup(info.rec.id);
+	sb_sandbox_info_clear(&info);
+	return id;
+}
+
+/* Asserts how the last runs froze or thawed name's container: "direct"
+ * (over its control socket, no runsc started) or through the runsc CLI. */
+static void expect_path(const char *name, const char *verb, int direct, const char *why)
+{
+	char *log = take_log(), *id = id_of(name);
+	char *done = sb_strdupf("runsc %s %s: direct", verb, id), *cli = sb_strdupf("runsc %s %s\n", verb, id);
+	if (direct) {
+		cr_assert(strstr(log, done), "%s %s without the runsc CLI: %s", verb, name, log);
+		cr_assert(!strstr(log, cli), "%s %s started no runsc: %s", verb, name, log);
+	} else {
+		cr_assert(strstr(log, cli), "%s %s through the runsc CLI: %s", verb, name, log);
+		cr_assert(!strstr(log, done), "%s %s: %s", verb, name, log);
+		cr_assert(strstr(log, why), "%s %s through the CLI because '%s': %s", verb, name, why, log);
+	}
+	free(done);
+	free(cli);
+	free(id);
+	free(log);
+}
+
 Test(pause, a_counter_stops_while_paused_and_carries_on_after_resume)
 {
 	create("frozen", NULL, NULL, NULL);
@@ -159,7 +212,9 @@ Test(pause, a_counter_stops_while_paused_and_carries_on_after_resume)
 	/* the clock sandbox's counter is the test's measure of time passing */
 	char *clock = start_counter("clock");
 
-	ok(SB("pause", "frozen"), "pause");
+	/* this runsc build's protocol was measured: no runsc is started */
+	ok(tu_sandbench(f.dir, with_log(), "pause", "frozen", NULL), "pause");
+	expect_path("frozen", "pause", 1, NULL);
 	cr_assert_eq(state_of("frozen"), SB_STATE_PAUSED);
 	char *st = runsc_status("frozen");
 	cr_assert_str_eq(st, "paused", "runsc's own state");
@@ -171,8 +226,12 @@ Test(pause, a_counter_stops_while_paused_and_carries_on_after_resume)
 	cr_assert_eq(counter_value(n), at_pause, "the paused counter stood still while the other counted 10");
 	cr_assert_eq(state_of("frozen"), SB_STATE_PAUSED, "listing and inspecting did not wake it");
 
-	ok(SB("resume", "frozen"), "resume");
+	ok(tu_sandbench(f.dir, with_log(), "resume", "frozen", NULL), "resume");
+	expect_path("frozen", "resume", 1, NULL);
 	cr_assert_eq(state_of("frozen"), SB_STATE_RUNNING);
+	st = runsc_status("frozen");
+	cr_assert_str_eq(st, "running", "runsc's own state follows the direct resume");
+	free(st);
 	struct counter on = { n, at_pause };
 	cr_assert(tu_wait_for(counter_above, &on, WAIT_MS), "the counter carries on after resume");
 	cr_assert(counter_value(n) < at_pause + 100, "from where it was (%ld, paused at %ld): not restarted", counter_value(n),
@@ -185,6 +244,72 @@ Test(pause, a_counter_stops_while_paused_and_carries_on_after_resume)
 	free(n);
 	free(clock);
 	sbf_assert_reconciled(&f, "after pause and resume");
+}
+
+/* The counter at path stands still while clock's counts on by 10. */
+static void expect_frozen(const char *path, const char *clock, const char *what)
+{
+	long at = counter_value(path);
+	struct counter tick = { (char *)clock, counter_value(clock) + 10 };
+	cr_assert(tu_wait_for(counter_above, &tick, WAIT_MS), "the clock sandbox counted on");
+	cr_assert_eq(counter_value(path), at, "%s: the paused counter stood still while the other counted 10", what);
+}
+
+static void expect_counting(const char *path, const char *what)
+{
+	struct counter on = { (char *)path, counter_value(path) };
+	cr_assert(tu_wait_for(counter_above, &on, WAIT_MS), "%s: the counter carries on", what);
+}
+
+Test(pause, another_runsc_build_uses_the_cli_and_both_paths_take_turns)
+{
+	/* the same runsc as another build: a copy has another modification time */
+	cr_assert_eq(tu_sh("cp \"$(command -v runsc)\" %s/runsc-other", f.dir), 0);
+	char *other = sb_strdupf("SANDBENCH_RUNSC=%s/runsc-other", f.dir);
+	const char *other_env[] = { other, with_log()[0], NULL };
+	const char *why = "not a runsc build whose protocol was measured";
+
+	create("turns", NULL, NULL, NULL);
+	create("clock", NULL, NULL, NULL);
+	char *n = start_counter("turns"), *clock = start_counter("clock");
+
+	/* paused without the CLI, resumed by the other build's CLI: runsc's own
+	 * state said paused, or its resume would have refused */
+	ok(tu_sandbench(f.dir, with_log(), "pause", "turns", NULL), "pause");
+	expect_path("turns", "pause", 1, NULL);
+	expect_frozen(n, clock, "paused without the CLI");
+	ok(tu_sandbench(f.dir, other_env, "resume", "turns", NULL), "resume by another build");
+	expect_path("turns", "resume", 0, why);
+	expect_counting(n, "resumed by the CLI");
+
+	/* paused by the other build's CLI, resumed without it */
+	ok(tu_sandbench(f.dir, other_env, "pause", "turns", NULL), "pause by another build");
+	expect_path("turns", "pause", 0, why);
+	char *st = runsc_status("turns");
+	cr_assert_str_eq(st, "paused");
+	free(st);
+	expect_frozen(n, clock, "paused by the CLI");
+	ok(tu_sandbench(f.dir, with_log(), "resume", "turns", NULL), "resume");
+	expect_path("turns", "resume", 1, NULL);
+	expect_counting(n, "resumed without the CLI");
+
+	/* runsc's state is the guard: resumed behind sandbench's back, the
+	 * sandbox is not sent a second resume (its sentry would panic); the
+	 * CLI refuses, the sandbox runs on and gc mends the record */
+	ok(tu_sandbench(f.dir, with_log(), "pause", "turns", NULL), "pause");
+	cr_assert_eq(tu_sh("timeout 20 runsc --root %s/runsc resume %s", f.dir, id_of("turns")), 0);
+	take_log();
+	struct tu_run r = tu_sandbench(f.dir, with_log(), "resume", "turns", NULL);
+	cr_assert_neq(r.status, 0, "the CLI refuses to resume a running container");
+	tu_run_free(&r);
+	expect_path("turns", "resume", 0, "runsc says it is not paused");
+	expect_counting(n, "the sandbox was not harmed");
+	ok(SB("gc"), "gc");
+	cr_assert_eq(state_of("turns"), SB_STATE_RUNNING);
+	free(n);
+	free(clock);
+	free(other);
+	sbf_assert_reconciled(&f, "after pauses and resumes of both paths");
 }
 
 Test(pause, exec_session_input_and_copy_resume_a_paused_sandbox)

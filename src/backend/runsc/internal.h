@@ -3,6 +3,7 @@
 #define SB_BACKEND_RUNSC_INTERNAL_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 #include "backend/backend.h"
 #include "base/error.h"
@@ -77,6 +78,52 @@ int sb_runsc_argv(char ***out, const struct sb_runsc *rs, const struct sb_runsc_
 int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct sb_runsc_call *call,
 		 struct sb_error *err);
 const char *sb_runsc_path(const struct sb_runsc *rs);
+/* runsc's own state directory, ROOT/runsc (its --root). */
+const char *sb_runsc_state_dir(const struct sb_runsc *rs);
+/* The identity of the runsc binary at path (its size and modification time:
+ * a package upgrade changes them, a reinstall of the same build does not):
+ * "runsc:SIZE:MTIME" into out; -1 (out "") when it cannot be read. */
+int sb_runsc_build_of(char *out, size_t size, const char *path);
+
+/* pause and resume without the runsc CLI (freeze.c, docs/pause.md): for the
+ * measured runsc builds only, through runsc's own lock and state file and the
+ * sandbox's control socket. 0 done; 1 not done, nothing changed: use the CLI
+ * (the log says why); or an error after the request went out (the outcome is
+ * unknown: never a success, never a second try). */
+int sb_runsc_freeze_direct(struct sb_runsc *rs, const char *build, const struct sb_backend_sandbox *sb, int resume,
+			   int timeout_ms, struct sb_error *err);
+/* runsc's state file text (len bytes) of container id with its status from
+ * replaced by to, byte for byte otherwise (*out malloc'd, NUL-terminated);
+ * *pid the sandbox's process. SB_ERR_STATE when its status is not from,
+ * SB_ERR_FORMAT when it is not as measured (the status not exactly once in
+ * runsc's compact form, another id, no sandbox pid). */
+int sb_runsc_state_edit(char **out, size_t *out_len, long *pid, const char *text, size_t len, const char *id,
+			const char *from, const char *to);
+
+/* urpc, the RPC of a sandbox's control socket (urpc.c): one JSON object per
+ * message on a unix stream socket. */
+#define SB_URPC_REPLY_MAX 16384          /* bytes of a reply read at most */
+struct sb_urpc_reply {
+	int success;
+	char err[256];                   /* the sandbox's error text, cut short */
+};
+/* {"method":method,"arg":arg} (arg NULL: null; the caller keeps arg); *out malloc'd. */
+int sb_urpc_encode(char **out, const char *method, json_t *arg, struct sb_error *err);
+/* Where the JSON object at the start of buf (after blanks) ends: 1 and *end
+ * (bytes up to and with its closing brace), 0 when it is incomplete, or
+ * SB_ERR_FORMAT when buf holds no object or one nested too deeply. */
+int sb_urpc_frame_end(size_t *end, const char *buf, size_t len);
+/* A reply: exactly one object with a boolean success, a string err (empty on
+ * success) and a result; SB_ERR_FORMAT otherwise. */
+int sb_urpc_decode(struct sb_urpc_reply *out, const char *buf, size_t len, struct sb_error *err);
+/* Connects to the abstract unix socket name (non-blocking); *peer is the pid
+ * of its owner (SO_PEERCRED). */
+int sb_urpc_connect(int *fd, pid_t *peer, const char *name, struct sb_error *err);
+/* One call on fd: sends the request, reads one reply by deadline (monotonic
+ * ms; at most SB_URPC_REPLY_MAX bytes, files refused). *sent: whether any of
+ * the request went out (before that, nothing can have happened). */
+int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *method, json_t *arg, long long deadline,
+		 struct sb_error *err);
 /* Where the user finds what runsc said when a call failed: its own words go
  * to sandbench's log, never into a message. */
 const char *sb_runsc_log_hint(void);

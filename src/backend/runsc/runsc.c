@@ -14,6 +14,7 @@
 
 struct sb_runsc {
 	char *path;
+	char *state_dir;                 /* ROOT/runsc */
 	char *root_flag;                 /* --root=ROOT/runsc */
 };
 
@@ -122,7 +123,7 @@ int sb_runsc_open(struct sb_runsc **out, struct sb_root *root, struct sb_error *
 	}
 	state = sb_root_file(root, "runsc");
 	rs->root_flag = state ? sb_strdupf("--root=%s", state) : NULL;
-	free(state);
+	rs->state_dir = state;
 	if (!rs->root_flag) {
 		sb_runsc_close(rs);
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
@@ -136,6 +137,7 @@ void sb_runsc_close(struct sb_runsc *rs)
 	if (!rs)
 		return;
 	free(rs->path);
+	free(rs->state_dir);
 	free(rs->root_flag);
 	free(rs);
 }
@@ -148,6 +150,11 @@ const char *sb_runsc_log_hint(void)
 const char *sb_runsc_path(const struct sb_runsc *rs)
 {
 	return rs->path;
+}
+
+const char *sb_runsc_state_dir(const struct sb_runsc *rs)
+{
+	return rs->state_dir;
 }
 
 struct argv_builder {

@@ -1,0 +1,380 @@
+/* The urpc client of the direct pause and resume (src/backend/runsc/urpc.c,
+ * freeze.c) without runsc: the request's framing, the end of a reply found
+ * in a stream, a reply decoded or refused (malformed, oversized, followed by
+ * more, carrying a file, never coming), the abstract socket's peer, the edit
+ * of runsc's state file, and the CLI chosen for a build that was not
+ * measured. A forked child plays the sandbox on a socket pair. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/root.h"
+#include "backend/runsc/internal.h"
+#include "testutil.h"
+
+TestSuite(urpc);
+
+Test(urpc, a_call_is_one_compact_object)
+{
+	char *s;
+	json_t *arg = json_pack("{s:s,s:i}", "CID", "sb-1", "Signo", 0);
+
+	cr_assert_eq(sb_urpc_encode(&s, "Lifecycle.Resume", NULL, NULL), 0);
+	cr_assert_str_eq(s, "{\"method\":\"Lifecycle.Resume\",\"arg\":null}");
+	free(s);
+	cr_assert_eq(sb_urpc_encode(&s, "containerManager.Signal", arg, NULL), 0);
+	cr_assert_str_eq(s, "{\"method\":\"containerManager.Signal\",\"arg\":{\"CID\":\"sb-1\",\"Signo\":0}}");
+	free(s);
+	cr_assert_eq(arg->refcount, 1, "the caller keeps its argument");
+	json_decref(arg);
+	struct sb_error err;
+	cr_assert_eq(sb_urpc_encode(&s, "", NULL, &err), SB_ERR_INVALID);
+	cr_assert_null(s);
+}
+
+static int frame(const char *s, size_t *end)
+{
+	return sb_urpc_frame_end(end, s, strlen(s));
+}
+
+Test(urpc, the_end_of_a_reply_is_found_in_a_stream)
+{
+	size_t end;
+	const char *reply = "{\"success\":true,\"err\":\"\",\"result\":{}}";
+
+	cr_assert_eq(frame(reply, &end), 1);
+	cr_assert_eq(end, strlen(reply));
+	/* runsc's client reads one byte first, then the rest */
+	cr_assert_eq(sb_urpc_frame_end(&end, reply, 1), 0, "incomplete");
+	cr_assert_eq(sb_urpc_frame_end(&end, reply, strlen(reply) - 1), 0, "incomplete up to its last brace");
+	cr_assert_eq(frame("", &end), 0);
+	cr_assert_eq(frame(" \n", &end), 0);
+	/* braces and quotes inside strings do not count */
+	const char *tricky = " {\"err\":\"a}\\\"{b\\\\\",\"result\":[{}]}";
+	cr_assert_eq(frame(tricky, &end), 1);
+	cr_assert_eq(end, strlen(tricky));
+	cr_assert_eq(frame("{\"err\":\"}\"", &end), 0, "a brace in an open string");
+	/* more after the end: the end is still where the first object closes */
+	cr_assert_eq(frame("{}{}", &end), 1);
+	cr_assert_eq(end, 2);
+}
+
+Test(urpc, what_is_no_object_is_refused_unread)
+{
+	size_t end;
+
+	cr_assert_eq(frame("[1]", &end), SB_ERR_FORMAT);
+	cr_assert_eq(frame("\"x\"", &end), SB_ERR_FORMAT);
+	cr_assert_eq(frame("HTTP/1.1 200 OK", &end), SB_ERR_FORMAT);
+	cr_assert_eq(sb_urpc_frame_end(&end, "{\"a\0\"}", 6), SB_ERR_FORMAT, "a NUL");
+	char deep[64] = "";
+	for (int i = 0; i < 20; i++)
+		strcat(deep, "[");
+	cr_assert_eq(frame(deep, &end), SB_ERR_FORMAT, "nested too deeply");
+}
+
+static int decode(const char *s, struct sb_urpc_reply *r)
+{
+	return sb_urpc_decode(r, s, strlen(s), NULL);
+}
+
+Test(urpc, a_reply_is_decoded_or_refused)
+{
+	struct sb_urpc_reply r;
+
+	cr_assert_eq(decode("{\"success\":true,\"err\":\"\",\"result\":{}}", &r), 0);
+	cr_assert_eq(r.success, 1);
+	cr_assert_eq(decode("{\"success\":false,\"err\":\"unknown method\",\"result\":null}", &r), 0);
+	cr_assert_eq(r.success, 0);
+	cr_assert_str_eq(r.err, "unknown method");
+	static const char *const bad[] = {
+		"{\"success\":true,\"err\":\"\"}",                          /* no result */
+		"{\"success\":1,\"err\":\"\",\"result\":{}}",               /* success not a boolean */
+		"{\"success\":true,\"err\":null,\"result\":{}}",            /* err not a string */
+		"{\"success\":true,\"err\":\"but\",\"result\":{}}",         /* success with an error */
+		"{\"success\":true,\"err\":\"\",\"result\":{}}{}",          /* more after it */
+		"{\"success\":true,\"success\":true,\"err\":\"\",\"result\":{}}", /* a key twice */
+		"[true]", "not json", "",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sb_error err;
+		cr_assert_eq(sb_urpc_decode(&r, bad[i], strlen(bad[i]), &err), SB_ERR_FORMAT, "%s", bad[i]);
+		cr_assert_eq(r.success, 0, "never a success: %s", bad[i]);
+	}
+	/* a long error text is cut, not overrun */
+	char *longer = malloc(2000);
+	memset(longer, 'e', 1999);
+	longer[1999] = '\0';
+	char *doc = sb_strdupf("{\"success\":false,\"err\":\"%s\",\"result\":null}", longer);
+	cr_assert_eq(decode(doc, &r), 0);
+	cr_assert_eq(strlen(r.err), sizeof(r.err) - 1);
+	free(doc);
+	free(longer);
+}
+
+/* What the child playing the sandbox does once it has read the request. */
+enum script { GOOD_IN_TWO, REFUSE, OVERSIZED, TRAILING, SILENT, HANG_UP, WITH_FILE };
+
+/* Reads the request up to its end into req (the parent checks it). */
+static void read_request(int fd, char *req, size_t cap)
+{
+	size_t have = 0, end;
+	while (have < cap - 1) {
+		ssize_t n = read(fd, req + have, cap - 1 - have);
+		if (n <= 0)
+			_exit(2);
+		have += (size_t)n;
+		req[have] = '\0';
+		if (sb_urpc_frame_end(&end, req, have) == 1)
+			return;
+	}
+	_exit(3);
+}
+
+static void send_file(int fd, const char *text)
+{
+	int passed = open("/dev/null", O_RDONLY);
+	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)text, .iov_len = strlen(text) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &passed, sizeof(int));
+	if (sendmsg(fd, &m, 0) < 0)
+		_exit(4);
+}
+
+static void play(int fd, enum script s, int report)
+{
+	char req[512], junk[64];
+	const char *ok = "{\"success\":true,\"err\":\"\",\"result\":{}}";
+
+	read_request(fd, req, sizeof(req));
+	if (write(report, req, strlen(req) + 1) < 0)
+		_exit(5);
+	switch (s) {
+	case GOOD_IN_TWO:
+		/* the way unet sends it may split anywhere */
+		if (write(fd, ok, 9) < 0 || write(fd, ok + 9, strlen(ok) - 9) < 0)
+			_exit(6);
+		break;
+	case REFUSE:
+		dprintf(fd, "{\"success\":false,\"err\":\"unknown method\",\"result\":null}");
+		break;
+	case OVERSIZED:
+		dprintf(fd, "{\"success\":true,\"err\":\"\",\"result\":\"");
+		for (int i = 0; i < SB_URPC_REPLY_MAX / 64 + 2; i++)
+			dprintf(fd, "%064d", i);
+		break;
+	case TRAILING:
+		dprintf(fd, "%s{}", ok);
+		break;
+	case SILENT:
+		break;
+	case HANG_UP:
+		_exit(0);
+	case WITH_FILE:
+		send_file(fd, ok);
+		break;
+	}
+	/* until the parent is done with its side */
+	while (read(fd, junk, sizeof(junk)) > 0)
+		;
+	_exit(0);
+}
+
+struct played {
+	int rc, sent;
+	struct sb_urpc_reply reply;
+	char request[512];
+};
+
+static struct played call_against(enum script s, int timeout_ms)
+{
+	struct played p = { 0 };
+	int sv[2], rep[2];
+	struct sb_error err;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	cr_assert_eq(pipe2(rep, O_CLOEXEC), 0);
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		/* the parent stops reading an oversized reply half-way */
+		signal(SIGPIPE, SIG_IGN);
+		close(sv[0]);
+		close(rep[0]);
+		play(sv[1], s, rep[1]);
+	}
+	close(sv[1]);
+	close(rep[1]);
+	p.rc = sb_urpc_call(&p.reply, &p.sent, sv[0], "Lifecycle.Resume", NULL, sb_clock_monotonic_ms() + timeout_ms, &err);
+	close(sv[0]);
+	ssize_t n = read(rep[0], p.request, sizeof(p.request) - 1);
+	p.request[n > 0 ? n : 0] = '\0';
+	close(rep[0]);
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the playing child: %d", st);
+	return p;
+}
+
+Test(urpc, a_call_reads_its_reply_however_it_is_split)
+{
+	struct played p = call_against(GOOD_IN_TWO, 10000);
+
+	cr_assert_eq(p.rc, 0);
+	cr_assert(p.sent);
+	cr_assert_eq(p.reply.success, 1);
+	cr_assert_str_eq(p.request, "{\"method\":\"Lifecycle.Resume\",\"arg\":null}", "what the sandbox got");
+	p = call_against(REFUSE, 10000);
+	cr_assert_eq(p.rc, 0, "a refusal is a reply");
+	cr_assert_eq(p.reply.success, 0);
+	cr_assert_str_eq(p.reply.err, "unknown method");
+}
+
+/* How many of this process's descriptors are /dev/null (the file the child passes). */
+static int open_null_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 256; fd++) {
+		char link[64], target[64];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		n += len == 9 && !memcmp(target, "/dev/null", 9);
+	}
+	return n;
+}
+
+Test(urpc, a_bad_answer_is_never_a_success)
+{
+	static const struct {
+		enum script s;
+		int rc;
+	} cases[] = {
+		{ OVERSIZED, SB_ERR_LIMIT }, { TRAILING, SB_ERR_FORMAT }, { HANG_UP, SB_ERR_FORMAT },
+		{ WITH_FILE, SB_ERR_UNSAFE },
+	};
+	int before = open_null_fds();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct played p = call_against(cases[i].s, 10000);
+		cr_assert_eq(p.rc, cases[i].rc, "case %zu: %d", i, p.rc);
+		cr_assert(p.sent, "the request went out: the caller must not try again");
+		cr_assert_eq(p.reply.success, 0);
+	}
+	cr_assert_eq(open_null_fds(), before, "the file passed with a reply was not left open here");
+}
+
+Test(urpc, a_sandbox_that_never_answers_ends_at_the_deadline)
+{
+	struct played p = call_against(SILENT, 300);
+
+	cr_assert_eq(p.rc, SB_ERR_TIMEOUT);
+	cr_assert(p.sent);
+}
+
+Test(urpc, the_peer_of_an_abstract_socket_is_known)
+{
+	char name[64];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+	pid_t peer;
+	struct sb_error err;
+
+	/* bound the way Go binds runsc's (a NUL before and after the name) */
+	snprintf(name, sizeof(name), "sbtest-urpc.%ld", (long)getpid());
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	cr_assert_eq(bind(l, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(name) + 2)), 0);
+	cr_assert_eq(listen(l, 1), 0);
+	cr_assert_eq(sb_urpc_connect(&fd, &peer, name, &err), 0, "%s", err.msg);
+	cr_assert_eq(peer, getpid());
+	close(fd);
+	close(l);
+	cr_assert_eq(sb_urpc_connect(&fd, &peer, name, &err), SB_ERR_IO, "nobody listens any more");
+	cr_assert_eq(fd, -1);
+}
+
+/* runsc's state file as this runsc writes it: compact, the status once */
+#define STATE(status, extra) \
+	"{\"id\":\"sb-1\",\"spec\":{\"ociVersion\":\"1.0.2\"" extra "},\"status\":\"" status "\",\"goferPid\":10," \
+	"\"sandbox\":{\"id\":\"sb-1\",\"pid\":11,\"uid\":65534}}"
+
+static int edit(const char *text, const char *id, const char *from, const char *to, char **out, long *pid)
+{
+	size_t len;
+	return sb_runsc_state_edit(out, &len, pid, text, strlen(text), id, from, to);
+}
+
+Test(urpc, runscs_state_file_gets_the_new_status_and_nothing_else)
+{
+	char *out;
+	long pid;
+
+	cr_assert_eq(edit(STATE("running", ""), "sb-1", "running", "paused", &out, &pid), 0);
+	cr_assert_str_eq(out, STATE("paused", ""));
+	cr_assert_eq(pid, 11);
+	free(out);
+	cr_assert_eq(edit(STATE("paused", ""), "sb-1", "paused", "running", &out, &pid), 0);
+	cr_assert_str_eq(out, STATE("running", ""));
+	free(out);
+	/* the guard: a resume of a sandbox that is not paused would panic it */
+	cr_assert_eq(edit(STATE("running", ""), "sb-1", "paused", "running", &out, &pid), SB_ERR_STATE);
+	cr_assert_null(out);
+	cr_assert_eq(edit(STATE("stopped", ""), "sb-1", "running", "paused", &out, &pid), SB_ERR_STATE);
+	/* not as measured: left to the CLI */
+	static const char *const bad[] = {
+		STATE("running", ",\"annotations\":{\"status\":\"running\"}"), /* the status twice */
+		"{\"id\":\"sb-1\",\"status\": \"running\",\"sandbox\":{\"pid\":11}}", /* not compact */
+		"{\"id\":\"sb-2\",\"status\":\"running\",\"sandbox\":{\"pid\":11}}", /* another container */
+		"{\"id\":\"sb-1\",\"status\":\"running\",\"sandbox\":{}}",           /* no sandbox pid */
+		"{\"id\":\"sb-1\",\"status\":\"running\",\"sandbox\":{\"pid\":1}}",  /* not a sandbox */
+		"{\"id\":\"sb-1\",\"status\":\"running\"", "",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(edit(bad[i], "sb-1", "running", "paused", &out, &pid), SB_ERR_FORMAT, "%s", bad[i]);
+		cr_assert_null(out);
+	}
+}
+
+Test(urpc, another_runsc_build_or_a_missing_state_uses_the_cli)
+{
+	char *dir = tu_tempdir("urpc"), *fake = sb_path_join(dir, "fake-runsc");
+	struct sb_root *root;
+	struct sb_runsc *rs;
+	struct sb_record rec = { .id = "sb-1", .name = "x" };
+	struct sb_backend_sandbox sb = { .rec = &rec, .dir = dir };
+	char build[96];
+
+	cr_assert_eq(sb_fs_write_atomic(fake, "#!/bin/sh\nexit 0\n", 17, 0755, NULL), 0);
+	setenv("SANDBENCH_RUNSC", fake, 1);
+	cr_assert_eq(sb_root_open(&root, dir, NULL), 0);
+	cr_assert_eq(sb_runsc_open(&rs, root, NULL), 0);
+	cr_assert_eq(sb_runsc_build_of(build, sizeof(build), fake), 0);
+	cr_assert(!strncmp(build, "runsc:17:", 9), "size and time: %s", build);
+	cr_assert_eq(sb_runsc_build_of(build, sizeof(build), dir), -1, "not a file");
+	cr_assert_str_eq(build, "");
+	cr_assert_eq(sb_runsc_freeze_direct(rs, "runsc:17:1.000000000", &sb, 1, 1000, NULL), 1, "another build");
+	cr_assert_eq(sb_runsc_freeze_direct(rs, "", &sb, 0, 1000, NULL), 1, "an unknown build");
+	/* the measured build, but no container of that id in runsc's state */
+	cr_assert_eq(sb_runsc_freeze_direct(rs, "runsc:24013136:1681030439.000000000", &sb, 1, 1000, NULL), 1);
+	sb_runsc_close(rs);
+	sb_root_close(root);
+	unsetenv("SANDBENCH_RUNSC");
+	tu_remove(dir);
+	free(dir);
+	free(fake);
+}
