@@ -3,9 +3,12 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -298,5 +301,41 @@ Test(tui, gc_asks_first_with_its_dry_run)
 	r = tu_sandbench(root_dir, NULL, "gc", "--dry-run", NULL);
 	cr_assert(r.out && strstr(r.out, "nothing to reconcile"), "y reconciled: %s", r.out);
 	tu_run_free(&r);
+	quit(t);
+}
+
+/* The Sessions pane takes '/' queries on its own fields (id, state,
+ * control, idle), like the other panes. */
+Test(tui, sessions_pane_filter_query)
+{
+	create("ss", NULL);
+	cli_ok("session", "start", "ss", NULL, NULL, NULL);
+	cli_ok("session", "start", "ss", NULL, NULL, NULL);
+	cli_ok("session", "kill", "ss", "1", NULL, NULL);
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^ss ", "running", WAIT), 0);
+	tui_send(t, "4");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (2)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "^1 ", "exited", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/state:exited\r");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (1)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "filter: state:exited", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_cond(t, no_line_starts, "0 ", NULL, WAIT), 0, "%s", tui_screen(t));
+	cr_assert_neq(tui_find_row(t, "exited"), -1, "%s", tui_screen(t));
+	tui_send(t, "/\x15" "control:agent\r");
+	cr_assert_eq(tui_wait_row(t, "^0 ", "running", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (1)]", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/\x15" "idle>1d\r");
+	cr_assert_eq(tui_wait_text(t, "no session matches the filter", WAIT), 0, "%s", tui_screen(t));
+	/* a bad query says why, the one in force stays */
+	tui_send(t, "/\x15" "owner:x\r");
+	cr_assert_eq(tui_wait_text(t, "unknown field 'owner' (fields: id state control idle)", WAIT), 0, "%s",
+		     tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "filter: idle>1d", WAIT), 0, "%s", tui_screen(t));
+	/* the Sandboxes pane keeps its own (none) */
+	tui_send(t, "1");
+	cr_assert_eq(tui_wait_gone(t, "filter: idle>1d", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "4/\x15\r");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (2)]", WAIT), 0, "an empty query shows all:\n%s", tui_screen(t));
 	quit(t);
 }
