@@ -304,6 +304,86 @@ Test(tui, gc_asks_first_with_its_dry_run)
 	quit(t);
 }
 
+/* A number field of inspect --json ("idle_seconds"); -1 when absent or null. */
+static long long cli_number(const char *name, const char *field)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, "inspect", name, "--json", NULL);
+	char key[64];
+	const char *p;
+	long long v = -1;
+
+	snprintf(key, sizeof(key), "\"%s\": ", field);
+	if (r.out && (p = strstr(r.out, key)) && p[strlen(key)] != 'n')
+		v = strtoll(p + strlen(key), NULL, 10);
+	tu_run_free(&r);
+	return v;
+}
+
+/* Marks all (the two), runs the action of key on them with one confirmation
+ * and waits until it says both are done (which unmarks them). */
+static void bulk_both(struct tui *t, const char *key, const char *verb)
+{
+	char want[96];
+
+	tui_send(t, "*");
+	cr_assert_eq(tui_wait_text(t, "[2 marked]", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, key);
+	snprintf(want, sizeof(want), "%s 2 marked sandboxes?", verb);
+	cr_assert_eq(tui_wait_text(t, want, WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "y");
+	snprintf(want, sizeof(want), "%s: all 2 done", verb);
+	cr_assert_eq(tui_wait_text(t, want, 120000), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_gone(t, "marked]", WAIT), 0, "done ones are unmarked:\n%s", tui_screen(t));
+}
+
+/* restore, touch, extend and expire on marked sandboxes, each for real, its
+ * effect read back through the CLI. */
+Test(tui, bulk_restore_touch_extend_expire_on_marks)
+{
+	static const char *const names[] = { "k1", "k2" };
+
+	for (size_t i = 0; i < 2; i++) {
+		cli_ok("create", names[i], "--image", image, "--temporary=10m", "--expiry=stop");
+		cli_ok("stop", names[i], NULL, NULL, NULL, NULL);
+	}
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^k2 ", "stopped", WAIT), 0, "%s", tui_screen(t));
+
+	bulk_both(t, "r", "restore");
+	for (size_t i = 0; i < 2; i++) {
+		char *state = cli_state(names[i]);
+		cr_assert_str_eq(state ? state : "", "running", "%s restored", names[i]);
+		free(state);
+	}
+	/* idle for 5 minutes (below the timeout: the open workbench's reaper stays off them) */
+	for (size_t i = 0; i < 2; i++) {
+		char *act = sb_strdupf("%s/sandboxes/%s/activity", root_dir, names[i]);
+		struct timespec ts[2] = { { time(NULL) - 300, 0 }, { time(NULL) - 300, 0 } };
+		cr_assert_eq(utimensat(AT_FDCWD, act, ts, 0), 0);
+		free(act);
+		cr_assert_geq(cli_number(names[i], "idle_seconds"), 299, "%s backdated", names[i]);
+	}
+	bulk_both(t, "t", "touch");
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_lt(cli_number(names[i], "idle_seconds"), 200, "touch restarted the idle time of %s", names[i]);
+	long long before[2];
+	for (size_t i = 0; i < 2; i++) {
+		before[i] = cli_number(names[i], "expires_in");
+		cr_assert(before[i] > 0 && before[i] <= 600, "%s expires within its 10m: %lld", names[i], before[i]);
+	}
+	bulk_both(t, "+", "extend");
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_gt(cli_number(names[i], "expires_in"), before[i] + 3000, "extend moved the expiry of %s an hour",
+			     names[i]);
+	bulk_both(t, "E", "expire");
+	for (size_t i = 0; i < 2; i++) {
+		char *state = cli_state(names[i]);
+		cr_assert_str_eq(state ? state : "", "stopped", "%s expired by its expiry action (stop)", names[i]);
+		free(state);
+	}
+	quit(t);
+}
+
 /* The Sessions pane takes '/' queries on its own fields (id, state,
  * control, idle), like the other panes. */
 Test(tui, sessions_pane_filter_query)
