@@ -419,3 +419,30 @@ Test(tui, sessions_pane_filter_query)
 	cr_assert_eq(tui_wait_text(t, "[4 Sessions (2)]", WAIT), 0, "an empty query shows all:\n%s", tui_screen(t));
 	quit(t);
 }
+
+/* y in the command log copies the selected line with OSC 52: the terminal
+ * gets ESC ] 52 ; c ; base64(line) BEL (base64 by the coreutils tool here). */
+Test(tui, command_log_copies_with_osc52)
+{
+	create("cp1", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^cp1 ", "running", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "t");
+	tui_send(t, "L");
+	cr_assert_eq(tui_wait_text(t, " touch cp1", WAIT), 0, "%s", tui_screen(t));
+	const char *screen = tui_screen(t), *at = strstr(screen, "sandbench --root ");
+	cr_assert_not_null(at, "%s", screen);
+	const char *end = strstr(at, " touch cp1");
+	cr_assert(end && !memchr(at, '\n', (size_t)(end - at)), "%s", screen);
+	char *line = strndup(at, (size_t)(end - at) + strlen(" touch cp1"));
+	cr_assert_null(strchr(line, '\''), "%s", line);
+	char *b64 = tu_sh_out("printf '%%s' '%s' | base64 -w0", line);
+	char *seq = sb_strdupf("\033]52;c;%s\a", b64);
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_output(t, seq, WAIT), 0, "no OSC 52 with the base64 of '%s' (%s)", line, b64);
+	cr_assert_eq(tui_wait_text(t, "copied to the terminal's clipboard", WAIT), 0, "%s", tui_screen(t));
+	free(seq);
+	free(b64);
+	free(line);
+	quit(t);
+}
