@@ -192,8 +192,10 @@ void ui_help_open(struct ui_app *app)
 			      "  its image, its workspace and the exchange folder apart; C copies a file out.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Resources and processes\n"
-			      "  CPU (since the sample before), MEM (in use/limit) and PIDS (host tasks)\n"
-			      "  of running sandboxes come from their cgroups every 3 s; the details show\n"
+			      "  CPU (since the sample before), MEM (in use/limit) and TASKS (the host\n"
+			      "  tasks of the sandbox: the sentry's threads and the gofer, not the\n"
+			      "  processes inside, which T lists) of running sandboxes come from their\n"
+			      "  cgroups every 3 s; the details show\n"
 			      "  the disk of the selected one (its own layer and workspace, every 30 s)\n"
 			      "  and a graph of its last 96 s. T lists its processes (ps inside: that is\n"
 			      "  an exec, so activity); t or K there sends TERM or KILL after asking.\n"));

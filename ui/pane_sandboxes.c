@@ -33,7 +33,9 @@ static const struct {
 	[UI_COL_CPU] = { N_("CPU"), 4, UI_RIGHT },
 	/* in use / limit: "123M/512M" */
 	[UI_COL_MEMORY] = { N_("MEM"), 9, UI_RIGHT },
-	[UI_COL_TASKS] = { N_("PIDS"), 4, UI_RIGHT },
+	/* the sandbox's host tasks (sentry threads, gofer), not the processes
+	 * inside: those need an exec (T); the help and the details say so */
+	[UI_COL_TASKS] = { N_("TASKS"), 5, UI_RIGHT },
 };
 
 const char *ui_sb_column_name(enum ui_sb_column c)
