@@ -17,6 +17,22 @@ int ui_filter_match(const struct ui_app *app, enum ui_pane_id pane, const void *
 	return ui_query_match(app->filters[pane].query, row);
 }
 
+int ui_filter_replace(struct ui_app *app, const struct ui_query_fields *fields, struct ui_query **query, char *text,
+		      size_t size, const char *new_text)
+{
+	struct ui_query *q;
+	char why[160];
+
+	if (ui_query_parse(&q, new_text, fields, why, sizeof(why)) < 0) {
+		ui_app_message(app, 1, _("filter refused, '%s' stays: %s"), text, why);
+		return -1;
+	}
+	ui_query_free(*query);
+	*query = q;
+	snprintf(text, size, "%s", new_text);
+	return 0;
+}
+
 int ui_filter_set(struct ui_app *app, enum ui_pane_id pane, const char *text)
 {
 	struct ui_pane_filter *f = &app->filters[pane];

@@ -150,7 +150,8 @@ void ui_help_open(struct ui_app *app)
 			      "  !term         inverts a term: !state:running\n"
 			      "  A query that does not parse is refused and the one in force stays.\n"));
 	append(&text, &len, _("  In the Images pane the fields are name, digest and user (a sandbox using\n"
-			      "  it); the Mounts pane follows the Sandboxes filter; 5 searches on '/'.\n"));
+			      "  it); in the Sessions pane id, state, control and idle (idle>10m); the\n"
+			      "  Mounts pane follows the Sandboxes filter; 5 searches on '/'.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Marks\n"
 			      "  Space marks the sandbox, C-Space marks from the last mark to the cursor,\n"
@@ -163,7 +164,9 @@ void ui_help_open(struct ui_app *app)
 			      "  broken sandboxes, stopped ones without a checkpoint, those of gone\n"
 			      "  owners, unused images, what prune and gc would do; each with the bytes\n"
 			      "  it frees and what it keeps. Space marks, d cleans up the marked after\n"
-			      "  one confirmation, each row then shows its result. The exposure view\n"
+			      "  one confirmation, each row then shows its result; o sorts (as planned,\n"
+			      "  by bytes freed, by reason), / filters (name reason action kind). The\n"
+			      "  exposure view\n"
 			      "  (:exposure) marks with '!' what widens access (network on, open egress,\n"
 			      "  public ports, read-write or sensitive host folders); o sorts, / filters\n"
 			      "  (name owner state net warn mount), w groups by owner.\n"));
@@ -189,8 +192,10 @@ void ui_help_open(struct ui_app *app)
 			      "  its image, its workspace and the exchange folder apart; C copies a file out.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Resources and processes\n"
-			      "  CPU (since the sample before), MEM (in use/limit) and PIDS (host tasks)\n"
-			      "  of running sandboxes come from their cgroups every 3 s; the details show\n"
+			      "  CPU (since the sample before), MEM (in use/limit) and TASKS (the host\n"
+			      "  tasks of the sandbox: the sentry's threads and the gofer, not the\n"
+			      "  processes inside, which T lists) of running sandboxes come from their\n"
+			      "  cgroups every 3 s; the details show\n"
 			      "  the disk of the selected one (its own layer and workspace, every 30 s)\n"
 			      "  and a graph of its last 96 s. T lists its processes (ps inside: that is\n"
 			      "  an exec, so activity); t or K there sends TERM or KILL after asking.\n"));

@@ -29,11 +29,13 @@ static const struct {
 	[UI_COL_EXPIRES] = { N_("EXPIRES"), 7, UI_RIGHT },
 	[UI_COL_NET] = { N_("NET"), 4, UI_LEFT },
 	[UI_COL_IMAGE] = { N_("IMAGE"), 0, UI_LEFT },
-	[UI_COL_OWNER] = { N_("OWNER"), 16, UI_LEFT },
+	[UI_COL_OWNER] = { N_("OWNER"), 15, UI_LEFT },   /* 15: TASKS took one column from it */
 	[UI_COL_CPU] = { N_("CPU"), 4, UI_RIGHT },
 	/* in use / limit: "123M/512M" */
 	[UI_COL_MEMORY] = { N_("MEM"), 9, UI_RIGHT },
-	[UI_COL_TASKS] = { N_("PIDS"), 4, UI_RIGHT },
+	/* the sandbox's host tasks (sentry threads, gofer), not the processes
+	 * inside: those need an exec (T); the help and the details say so */
+	[UI_COL_TASKS] = { N_("TASKS"), 5, UI_RIGHT },
 };
 
 const char *ui_sb_column_name(enum ui_sb_column c)

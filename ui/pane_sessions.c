@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "draw.h"
+#include "query.h"
 #include "base/clock.h"
 #include "base/i18n.h"
 #include "base/units.h"
@@ -22,6 +23,8 @@ struct sessions {
 	char name[SB_SANDBOX_NAME_MAX + 1];   /* whose sessions these are */
 	struct sb_session_info *list;
 	size_t n;
+	size_t *shown;                        /* the rows of the pane: indexes that pass its query */
+	size_t n_shown;
 	long long listed_at;                  /* mono ms */
 	char error[1024];                     /* a struct sb_error's message */
 };
@@ -40,8 +43,58 @@ void ui_sessions_free(struct ui_app *app)
 	if (!s)
 		return;
 	sb_session_list_free(s->list, s->n);
+	free(s->shown);
 	free(s);
 	app->sessions = NULL;
+}
+
+static long long last_activity(const struct sb_session_info *i)
+{
+	return i->last_input > i->last_output ? i->last_input : i->last_output;
+}
+
+/* The query's view of a session (query.h): its id, state and controller;
+ * idle is the seconds since its last input or output. */
+static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_VALUE_MAX], size_t max)
+{
+	const struct sb_session_info *i = row;
+	int running = i->state == SB_SESSION_RUNNING;
+	size_t n = 0;
+
+	if ((!field || !strcmp(field, "id")) && n < max)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", i->id);
+	if ((!field || !strcmp(field, "state")) && n < max)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", running ? "running" : "exited");
+	if ((!field || !strcmp(field, "control")) && running && n < max)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", i->controller);
+	if (field && !strcmp(field, "idle") && last_activity(i) > 0 && n < max)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%lld", (sb_clock_now_ms() - last_activity(i)) / 1000);
+	return n;
+}
+
+static const char *const field_names[] = { "id", "state", "control", "idle", NULL };
+static const char *const duration_names[] = { "idle", NULL };
+static const struct ui_query_fields fields = { field_names, duration_names, values };
+
+static void refilter(struct ui_app *app)
+{
+	struct sessions *s = app->sessions;
+	size_t *shown;
+
+	if (!s || !(shown = realloc(s->shown, sizeof(*shown) * (s->n ? s->n : 1))))
+		return;
+	s->shown = shown;
+	s->n_shown = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (ui_filter_match(app, UI_PANE_SESSIONS, &s->list[i]))
+			shown[s->n_shown++] = i;
+	app->dirty = 1;
+}
+
+/* The session of a row of the pane, NULL if none. */
+static const struct sb_session_info *row_session(struct sessions *s, size_t row)
+{
+	return s && row < s->n_shown ? &s->list[s->shown[row]] : NULL;
 }
 
 static void relist(struct ui_app *app, struct sessions *s, const char *name)
@@ -63,7 +116,7 @@ static void relist(struct ui_app *app, struct sessions *s, const char *name)
 	s->n = n;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->listed_at = sb_clock_monotonic_ms();
-	app->dirty = 1;
+	refilter(app);
 }
 
 void ui_sessions_refresh(struct ui_app *app, int force)
@@ -75,6 +128,7 @@ void ui_sessions_refresh(struct ui_app *app, int force)
 		return;
 	if (!sbx) {
 		sb_session_list_free(s->list, s->n);
+		free(s->shown);
 		*s = (struct sessions){ 0 };
 		return;
 	}
@@ -98,17 +152,14 @@ int ui_sessions_summary(struct ui_app *app, const char *name, char *buf, size_t 
 
 static const struct sb_session_info *selected(struct ui_app *app)
 {
-	struct sessions *s = app->sessions;
-	size_t sel = app->views[UI_PANE_SESSIONS].selected;
-
-	return s && sel < s->n ? &s->list[sel] : NULL;
+	return row_session(app->sessions, app->views[UI_PANE_SESSIONS].selected);
 }
 
 static size_t rows(struct ui_app *app)
 {
 	struct sessions *s = app->sessions;
 
-	return s ? s->n : 0;
+	return s ? s->n_shown : 0;
 }
 
 /* "12s ago", "-" when never */
@@ -123,11 +174,6 @@ static void ago(char *buf, size_t size, long long ms)
 	long long secs = (sb_clock_now_ms() - ms) / 1000;
 	sb_units_format_duration(d, sizeof(d), secs < 0 ? 0 : secs);
 	snprintf(buf, size, _("%s ago"), d);
-}
-
-static long long last_activity(const struct sb_session_info *i)
-{
-	return i->last_input > i->last_output ? i->last_input : i->last_output;
 }
 
 static void draw(struct ui_app *app, WINDOW *w, int focused)
@@ -149,9 +195,10 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 		ui_draw_text(w, 1, x, cw, _(cols[c].header), ui_theme_attr(UI_ROLE_COLUMNS), UI_LEFT);
 		x += cw + 1;
 	}
-	if (!s || !s->name[0] || s->n == 0) {
+	if (!s || !s->name[0] || s->n_shown == 0) {
 		const char *msg = !s || !s->name[0] ? _("no sandbox selected (1: Sandboxes)")
-				  : s->error[0] ? s->error : NULL;
+				  : s->error[0] ? s->error
+				  : s->n ? _("no session matches the filter (Esc on '/' clears it)") : NULL;
 		if (!msg) {
 			snprintf(buf, sizeof(buf), _("no sessions in %s: 'sandbench session start %s' starts one"), s->name,
 				 s->name);
@@ -160,9 +207,9 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 		ui_draw_put(w, 3, 2, width - 4, msg, ui_theme_attr(s && s->error[0] ? UI_ROLE_ERROR : UI_ROLE_DIM));
 		return;
 	}
-	ui_app_clamp_view(app, UI_PANE_SESSIONS, s->n, h);
-	for (int r = 0; r < h && v->top + (size_t)r < s->n; r++) {
-		const struct sb_session_info *i = &s->list[v->top + (size_t)r];
+	ui_app_clamp_view(app, UI_PANE_SESSIONS, s->n_shown, h);
+	for (int r = 0; r < h && v->top + (size_t)r < s->n_shown; r++) {
+		const struct sb_session_info *i = row_session(s, v->top + (size_t)r);
 		int sel = v->top + (size_t)r == v->selected, running = i->state == SB_SESSION_RUNNING;
 		attr_t base = sel ? ui_theme_attr(focused ? UI_ROLE_SELECTED : UI_ROLE_SELECTED_DIM) : A_NORMAL;
 		char act[32], in[32], watchers[16], out[32];
@@ -193,9 +240,8 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	const struct sb_session_info *i;
 	char buf[128];
 
-	if (!s || row >= s->n)
+	if (!(i = row_session(s, row)))
 		return;
-	i = &s->list[row];
 	line(ctx, _("Sandbox"), i->sandbox, 0);
 	line(ctx, _("Session"), i->id, 0);
 	line(ctx, _("State"), i->state == SB_SESSION_RUNNING ? _("running") : _("exited"), 0);
@@ -249,4 +295,6 @@ const struct ui_pane ui_pane_sessions = {
 	.details = details,
 	.action = action,
 	.hints = hints,
+	.fields = &fields,
+	.refilter = refilter,
 };

@@ -62,6 +62,7 @@ enum ui_sb_column {
 
 struct ui_event;
 struct ui_query;
+struct ui_query_fields;
 
 /* A prompt's history (prompt.c): Up and Down walk it. */
 #define UI_HISTORY_MAX 50
@@ -322,6 +323,11 @@ void ui_filter_open(struct ui_app *app);
 void ui_filter_key(struct ui_app *app, int key);
 /* Sets the query in force of a pane; -1 (message shown, the previous one kept) when bad. */
 int ui_filter_set(struct ui_app *app, enum ui_pane_id pane, const char *text);
+/* For a view with its own query (the planner, exposure): parses new_text into
+ * *query and text (size bytes); a bad one is refused with its reason in the
+ * status line and the one in force stays (-1). */
+int ui_filter_replace(struct ui_app *app, const struct ui_query_fields *fields, struct ui_query **query, char *text,
+		      size_t size, const char *new_text);
 /* Whether row passes the pane's query. */
 int ui_filter_match(const struct ui_app *app, enum ui_pane_id pane, const void *row);
 void ui_filter_draw(struct ui_app *app, WINDOW *w);

@@ -1,7 +1,9 @@
 /* The cleanup planner: the library's cleanup plan (sb_cleanup_plan) as a
  * list with marks; one confirmation applies the marked rows in a job, and
  * each row shows its result. The plan is built in the job's child (dry runs
- * of reap, gc and prune, disk walks) and handed over as a JSON file. */
+ * of reap, gc and prune, disk walks) and handed over as a JSON file. Rows
+ * are filtered with a query (query.h) on kind, reason, name and action, and
+ * sorted as planned, by the bytes they free or by reason. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include "base/jsonfile.h"
 #include "base/units.h"
 #include "draw.h"
+#include "query.h"
 #include "sandbox/cleanup.h"
 #include "theme.h"
 #include "ui.h"
@@ -30,11 +33,68 @@ struct row {
 
 /* The planner lives across the confirmation dialog (which takes the overlay),
  * so its rows are kept here rather than in overlay_state. */
+enum { SORT_PLAN, SORT_FREES, SORT_REASON, SORT_COUNT };
+
 static struct {
 	struct row *rows;
-	size_t n, selected, top;
-	int loading;
+	size_t n;
+	size_t *order, n_order;      /* the rows shown: filtered and sorted */
+	size_t selected, top;        /* in order */
+	int loading, sort;
+	char query_text[128];
+	struct ui_query *query;
 } plan;
+
+static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_VALUE_MAX], size_t max)
+{
+	const struct row *r = row;
+	const struct {
+		const char *field, *value;
+	} v[] = { { "name", r->name }, { "reason", r->reason }, { "action", r->action }, { "kind", r->kind } };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]) && n < max; i++)
+		if (field ? !strcmp(field, v[i].field) : i < 3)
+			snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", v[i].value);
+	return n;
+}
+
+static const char *const field_names[] = { "name", "reason", "action", "kind", NULL };
+static const struct ui_query_fields fields = { field_names, NULL, values };
+
+/* Ties keep the plan's order (qsort is not stable). */
+static int cmp_index(const void *pa, const void *pb)
+{
+	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
+	const struct row *a = &plan.rows[ia], *b = &plan.rows[ib];
+	int c = 0;
+
+	if (plan.sort == SORT_FREES)
+		c = (a->bytes < b->bytes) - (a->bytes > b->bytes);
+	else if (plan.sort == SORT_REASON)
+		c = strcmp(a->reason, b->reason);
+	return c ? c : (ia > ib) - (ia < ib);
+}
+
+static void rebuild(void)
+{
+	free(plan.order);
+	plan.n_order = 0;
+	if (!(plan.order = calloc(plan.n + 1, sizeof(*plan.order))))
+		return;
+	for (size_t i = 0; i < plan.n; i++)
+		if (!plan.query || ui_query_match(plan.query, &plan.rows[i]))
+			plan.order[plan.n_order++] = i;
+	qsort(plan.order, plan.n_order, sizeof(*plan.order), cmp_index);
+	if (plan.selected >= plan.n_order)
+		plan.selected = plan.n_order ? plan.n_order - 1 : 0;
+}
+
+/* The row shown at position i, NULL if none. */
+static struct row *shown(size_t i)
+{
+	return i < plan.n_order ? &plan.rows[plan.order[i]] : NULL;
+}
 
 static const char *text(json_t *o, const char *key)
 {
@@ -59,7 +119,7 @@ static void load_rows(json_t *doc)
 	json_t *o;
 
 	free(plan.rows);
-	plan.n = plan.selected = plan.top = 0;
+	plan.n = plan.n_order = plan.selected = plan.top = 0;
 	plan.rows = calloc(json_array_size(doc) + 1, sizeof(*plan.rows));
 	if (!plan.rows)
 		return;
@@ -76,6 +136,7 @@ static void load_rows(json_t *doc)
 		r->keeps_workspace = has_keep(o, "workspace");
 		r->permanent = json_is_true(json_object_get(o, "permanent"));
 	}
+	rebuild();
 }
 
 /* Temporaries expiring within this are listed too (reason "expiring"): a
@@ -321,9 +382,10 @@ static void draw_row(WINDOW *w, int y, int width, const struct row *r, int selec
 
 void ui_cleanup_draw(struct ui_app *app)
 {
+	static const char *const sorts[] = { N_("the plan"), N_("bytes freed"), N_("reason") };
 	struct ui_rect rc = ui_layout_dialog(&app->layout, app->layout.rows - 2, app->layout.cols - 2);
 	WINDOW *w = app->w_overlay;
-	int body = rc.h - 6;
+	int body = rc.h - 7;
 	char title[160], size[32];
 	unsigned long long bytes;
 	size_t marked = marked_count(&bytes);
@@ -333,18 +395,24 @@ void ui_cleanup_draw(struct ui_app *app)
 	sb_units_format_size(size, sizeof(size), bytes, SB_UNITS_TEXT);
 	snprintf(title, sizeof(title), _("Cleanup planner: %zu stale [%zu marked, frees %s]"), plan.n, marked, size);
 	ui_draw_box(w, title);
+	snprintf(title, sizeof(title), _("sorted by %s%s%s"), _(sorts[plan.sort]), plan.query_text[0] ? _(", filter: ") : "",
+		 plan.query_text);
+	ui_draw_text(w, rc.h - 5, 2, rc.w - 4, title, ui_theme_attr(UI_ROLE_DIM), UI_LEFT);
 	if (plan.loading && !plan.n)
 		ui_draw_put(w, 1, 2, rc.w - 4, _("planning (dry runs of reap, gc and prune)..."), ui_theme_attr(UI_ROLE_DIM));
 	else if (!plan.n)
 		ui_draw_put(w, 1, 2, rc.w - 4, _("nothing stale: nothing to clean up"), ui_theme_attr(UI_ROLE_DIM));
+	else if (!plan.n_order)
+		ui_draw_put(w, 1, 2, rc.w - 4, _("no row matches the filter (/ and an empty line clears it)"),
+			    ui_theme_attr(UI_ROLE_DIM));
 	if (plan.selected < plan.top)
 		plan.top = plan.selected;
 	if (body > 0 && plan.selected >= plan.top + (size_t)body)
 		plan.top = plan.selected - (size_t)body + 1;
-	for (int y = 0; y < body && plan.top + (size_t)y < plan.n; y++)
-		draw_row(w, 1 + y, rc.w - 2, &plan.rows[plan.top + (size_t)y], plan.top + (size_t)y == plan.selected);
-	if (plan.selected < plan.n) {
-		const struct row *r = &plan.rows[plan.selected];
+	for (int y = 0; y < body && plan.top + (size_t)y < plan.n_order; y++)
+		draw_row(w, 1 + y, rc.w - 2, shown(plan.top + (size_t)y), plan.top + (size_t)y == plan.selected);
+	if (shown(plan.selected)) {
+		const struct row *r = shown(plan.selected);
 		char line[512];
 		snprintf(line, sizeof(line), _("%s: frees %llu bytes; %s"), r->name, r->bytes, r->detail);
 		ui_draw_text(w, rc.h - 4, 2, rc.w - 4, line, ui_theme_attr(UI_ROLE_DIALOG), UI_LEFT);
@@ -353,8 +421,18 @@ void ui_cleanup_draw(struct ui_app *app)
 			 r->permanent ? _("nothing (PERMANENT workspace goes)") : "-");
 		ui_draw_text(w, rc.h - 3, 2, rc.w - 4, line, ui_theme_attr(UI_ROLE_DIALOG), UI_LEFT);
 	}
-	ui_draw_put(w, rc.h - 2, 2, rc.w - 4, _("Space: mark  *: all  u: none  d: clean up marked  C-r: plan again  q: close"),
+	ui_draw_put(w, rc.h - 2, 2, rc.w - 4, _("Space:mark *:all u:none d:clean up o:sort /:filter C-r:plan again q:close"),
 		    ui_theme_attr(UI_ROLE_KEY));
+}
+
+/* A bad query is refused with its reason; the one in force stays. */
+static void filter_set(struct ui_app *app, const char *text)
+{
+	app->overlay = UI_OV_CLEANUP;
+	if (ui_filter_replace(app, &fields, &plan.query, plan.query_text, sizeof(plan.query_text), text) < 0)
+		return;
+	plan.selected = plan.top = 0;
+	rebuild();
 }
 
 void ui_cleanup_key(struct ui_app *app, int key)
@@ -371,24 +449,35 @@ void ui_cleanup_key(struct ui_app *app, int key)
 		plan.selected -= plan.selected > 0;
 		break;
 	case UI_ACT_DOWN:
-		plan.selected += plan.selected + 1 < plan.n;
+		plan.selected += plan.selected + 1 < plan.n_order;
 		break;
 	case UI_ACT_TOP:
 		plan.selected = 0;
 		break;
 	case UI_ACT_BOTTOM:
-		plan.selected = plan.n ? plan.n - 1 : 0;
+		plan.selected = plan.n_order ? plan.n_order - 1 : 0;
 		break;
 	case UI_ACT_MARK:
-		if (plan.selected < plan.n) {
-			plan.rows[plan.selected].marked = !plan.rows[plan.selected].marked;
-			plan.selected += plan.selected + 1 < plan.n;
+		if (shown(plan.selected)) {
+			shown(plan.selected)->marked = !shown(plan.selected)->marked;
+			plan.selected += plan.selected + 1 < plan.n_order;
 		}
 		break;
-	case UI_ACT_MARK_ALL:
+	case UI_ACT_MARK_ALL:   /* what the filter shows, as in the panes */
+		for (size_t i = 0; i < plan.n_order; i++)
+			shown(i)->marked = shown(i)->state != 2;
+		break;
 	case UI_ACT_CLEAR_MARKS:
 		for (size_t i = 0; i < plan.n; i++)
-			plan.rows[i].marked = a == UI_ACT_MARK_ALL && plan.rows[i].state != 2;
+			plan.rows[i].marked = 0;
+		break;
+	case UI_ACT_SORT:
+		plan.sort = (plan.sort + 1) % SORT_COUNT;
+		rebuild();
+		break;
+	case UI_ACT_FILTER:
+		app->overlay = UI_OV_NONE;
+		ui_prompt_open(app, _("filter (name reason action kind):"), plan.query_text, filter_set);
 		break;
 	case UI_ACT_REMOVE:
 		if (ui_app_may_change(app, a) && !ui_jobs_busy(app, _("cleanup")))
@@ -406,6 +495,7 @@ void ui_cleanup_key(struct ui_app *app, int key)
 void ui_cleanup_free(void)
 {
 	free(plan.rows);
-	plan.rows = NULL;
-	plan.n = 0;
+	free(plan.order);
+	ui_query_free(plan.query);
+	memset(&plan, 0, sizeof(plan));
 }

@@ -234,18 +234,9 @@ void ui_exposure_draw(struct ui_app *app)
 
 static void filter_set(struct ui_app *app, const char *text)
 {
-	char msg[192];
-	struct ui_query *q = NULL;
-
 	app->overlay = UI_OV_EXPOSURE;
-	if (ui_query_parse(&q, text, &fields, msg, sizeof(msg)) < 0) {
-		ui_app_message(app, 1, "%s", msg);
-		return;
-	}
-	ui_query_free(xv.query);
-	xv.query = q;
-	snprintf(xv.query_text, sizeof(xv.query_text), "%s", text);
-	rebuild();
+	if (ui_filter_replace(app, &fields, &xv.query, xv.query_text, sizeof(xv.query_text), text) == 0)
+		rebuild();
 }
 
 void ui_exposure_key(struct ui_app *app, int key)

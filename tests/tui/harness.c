@@ -25,7 +25,28 @@ struct tui {
 	VTerm *vt;
 	VTermScreen *vts;
 	char screen[64 * 1024];
+	char *raw;                   /* the bytes the program wrote, escape sequences and all */
+	size_t raw_len;
 };
+
+/* Enough for the sequences a test waits for; past it the older half goes. */
+#define RAW_MAX (4u << 20)
+
+static void keep_raw(struct tui *t, const char *buf, size_t n)
+{
+	if (!t->raw && !(t->raw = malloc(RAW_MAX)))
+		return;
+	if (n > RAW_MAX / 2) {
+		buf += n - RAW_MAX / 2;
+		n = RAW_MAX / 2;
+	}
+	if (t->raw_len + n > RAW_MAX) {
+		memmove(t->raw, t->raw + t->raw_len - RAW_MAX / 2, RAW_MAX / 2);
+		t->raw_len = RAW_MAX / 2;
+	}
+	memcpy(t->raw + t->raw_len, buf, n);
+	t->raw_len += n;
+}
 
 static long long now_ms(void)
 {
@@ -114,6 +135,7 @@ static void pump(struct tui *t, int timeout_ms)
 		ssize_t n = read(t->master, buf, sizeof(buf));
 		if (n <= 0)
 			break;
+		keep_raw(t, buf, (size_t)n);
 		vterm_input_write(t->vt, buf, (size_t)n);
 	}
 	vterm_screen_flush_damage(t->vts);
@@ -258,6 +280,17 @@ pid_t tui_pid(const struct tui *t)
 	return t->pid;
 }
 
+static int wrote(struct tui *t, const char *a, const char *b)
+{
+	(void)b;
+	return t->raw && memmem(t->raw, t->raw_len, a, strlen(a)) != NULL;
+}
+
+int tui_wait_output(struct tui *t, const char *bytes, int timeout_ms)
+{
+	return tui_wait_cond(t, wrote, bytes, NULL, timeout_ms);
+}
+
 int tui_wait_text(struct tui *t, const char *text, int timeout_ms)
 {
 	return tui_wait_cond(t, has_text, text, NULL, timeout_ms);
@@ -325,6 +358,7 @@ int tui_finish(struct tui *t, int timeout_ms)
 	}
 	close(t->master);
 	vterm_free(t->vt);
+	free(t->raw);
 	free(t);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -26,6 +26,9 @@ int tui_wait_cond(struct tui *t, int (*cond)(struct tui *, const char *, const c
 int tui_wait_line_start(struct tui *t, const char *prefix, int timeout_ms);
 /* Waits until the first row holding `upper` is above the first holding `lower`. */
 int tui_wait_above(struct tui *t, const char *upper, const char *lower, int timeout_ms);
+/* Waits until the bytes the program wrote (escape sequences included, not
+ * only what reached the screen) hold bytes, e.g. an OSC sequence. */
+int tui_wait_output(struct tui *t, const char *bytes, int timeout_ms);
 void tui_send(struct tui *t, const char *keys);
 /* Keys that may hold a NUL (C-Space). */
 void tui_send_bytes(struct tui *t, const char *keys, size_t len);

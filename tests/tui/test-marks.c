@@ -3,9 +3,12 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -298,5 +301,148 @@ Test(tui, gc_asks_first_with_its_dry_run)
 	r = tu_sandbench(root_dir, NULL, "gc", "--dry-run", NULL);
 	cr_assert(r.out && strstr(r.out, "nothing to reconcile"), "y reconciled: %s", r.out);
 	tu_run_free(&r);
+	quit(t);
+}
+
+/* A number field of inspect --json ("idle_seconds"); -1 when absent or null. */
+static long long cli_number(const char *name, const char *field)
+{
+	struct tu_run r = tu_sandbench(root_dir, NULL, "inspect", name, "--json", NULL);
+	char key[64];
+	const char *p;
+	long long v = -1;
+
+	snprintf(key, sizeof(key), "\"%s\": ", field);
+	if (r.out && (p = strstr(r.out, key)) && p[strlen(key)] != 'n')
+		v = strtoll(p + strlen(key), NULL, 10);
+	tu_run_free(&r);
+	return v;
+}
+
+/* Marks all (the two), runs the action of key on them with one confirmation
+ * and waits until it says both are done (which unmarks them). */
+static void bulk_both(struct tui *t, const char *key, const char *verb)
+{
+	char want[96];
+
+	tui_send(t, "*");
+	cr_assert_eq(tui_wait_text(t, "[2 marked]", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, key);
+	snprintf(want, sizeof(want), "%s 2 marked sandboxes?", verb);
+	cr_assert_eq(tui_wait_text(t, want, WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "y");
+	snprintf(want, sizeof(want), "%s: all 2 done", verb);
+	cr_assert_eq(tui_wait_text(t, want, 120000), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_gone(t, "marked]", WAIT), 0, "done ones are unmarked:\n%s", tui_screen(t));
+}
+
+/* restore, touch, extend and expire on marked sandboxes, each for real, its
+ * effect read back through the CLI. */
+Test(tui, bulk_restore_touch_extend_expire_on_marks)
+{
+	static const char *const names[] = { "k1", "k2" };
+
+	for (size_t i = 0; i < 2; i++) {
+		cli_ok("create", names[i], "--image", image, "--temporary=10m", "--expiry=stop");
+		cli_ok("stop", names[i], NULL, NULL, NULL, NULL);
+	}
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^k2 ", "stopped", WAIT), 0, "%s", tui_screen(t));
+
+	bulk_both(t, "r", "restore");
+	for (size_t i = 0; i < 2; i++) {
+		char *state = cli_state(names[i]);
+		cr_assert_str_eq(state ? state : "", "running", "%s restored", names[i]);
+		free(state);
+	}
+	/* idle for 5 minutes (below the timeout: the open workbench's reaper stays off them) */
+	for (size_t i = 0; i < 2; i++) {
+		char *act = sb_strdupf("%s/sandboxes/%s/activity", root_dir, names[i]);
+		struct timespec ts[2] = { { time(NULL) - 300, 0 }, { time(NULL) - 300, 0 } };
+		cr_assert_eq(utimensat(AT_FDCWD, act, ts, 0), 0);
+		free(act);
+		cr_assert_geq(cli_number(names[i], "idle_seconds"), 299, "%s backdated", names[i]);
+	}
+	bulk_both(t, "t", "touch");
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_lt(cli_number(names[i], "idle_seconds"), 200, "touch restarted the idle time of %s", names[i]);
+	long long before[2];
+	for (size_t i = 0; i < 2; i++) {
+		before[i] = cli_number(names[i], "expires_in");
+		cr_assert(before[i] > 0 && before[i] <= 600, "%s expires within its 10m: %lld", names[i], before[i]);
+	}
+	bulk_both(t, "+", "extend");
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_gt(cli_number(names[i], "expires_in"), before[i] + 3000, "extend moved the expiry of %s an hour",
+			     names[i]);
+	bulk_both(t, "E", "expire");
+	for (size_t i = 0; i < 2; i++) {
+		char *state = cli_state(names[i]);
+		cr_assert_str_eq(state ? state : "", "stopped", "%s expired by its expiry action (stop)", names[i]);
+		free(state);
+	}
+	quit(t);
+}
+
+/* The Sessions pane takes '/' queries on its own fields (id, state,
+ * control, idle), like the other panes. */
+Test(tui, sessions_pane_filter_query)
+{
+	create("ss", NULL);
+	cli_ok("session", "start", "ss", NULL, NULL, NULL);
+	cli_ok("session", "start", "ss", NULL, NULL, NULL);
+	cli_ok("session", "kill", "ss", "1", NULL, NULL);
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^ss ", "running", WAIT), 0);
+	tui_send(t, "4");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (2)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_row(t, "^1 ", "exited", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/state:exited\r");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (1)]", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "filter: state:exited", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_cond(t, no_line_starts, "0 ", NULL, WAIT), 0, "%s", tui_screen(t));
+	cr_assert_neq(tui_find_row(t, "exited"), -1, "%s", tui_screen(t));
+	tui_send(t, "/\x15" "control:agent\r");
+	cr_assert_eq(tui_wait_row(t, "^0 ", "running", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (1)]", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/\x15" "idle>1d\r");
+	cr_assert_eq(tui_wait_text(t, "no session matches the filter", WAIT), 0, "%s", tui_screen(t));
+	/* a bad query says why, the one in force stays */
+	tui_send(t, "/\x15" "owner:x\r");
+	cr_assert_eq(tui_wait_text(t, "unknown field 'owner' (fields: id state control idle)", WAIT), 0, "%s",
+		     tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "filter: idle>1d", WAIT), 0, "%s", tui_screen(t));
+	/* the Sandboxes pane keeps its own (none) */
+	tui_send(t, "1");
+	cr_assert_eq(tui_wait_gone(t, "filter: idle>1d", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "4/\x15\r");
+	cr_assert_eq(tui_wait_text(t, "[4 Sessions (2)]", WAIT), 0, "an empty query shows all:\n%s", tui_screen(t));
+	quit(t);
+}
+
+/* y in the command log copies the selected line with OSC 52: the terminal
+ * gets ESC ] 52 ; c ; base64(line) BEL (base64 by the coreutils tool here). */
+Test(tui, command_log_copies_with_osc52)
+{
+	create("cp1", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+	cr_assert_eq(tui_wait_row(t, "^cp1 ", "running", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "t");
+	tui_send(t, "L");
+	cr_assert_eq(tui_wait_text(t, " touch cp1", WAIT), 0, "%s", tui_screen(t));
+	const char *screen = tui_screen(t), *at = strstr(screen, "sandbench --root ");
+	cr_assert_not_null(at, "%s", screen);
+	const char *end = strstr(at, " touch cp1");
+	cr_assert(end && !memchr(at, '\n', (size_t)(end - at)), "%s", screen);
+	char *line = strndup(at, (size_t)(end - at) + strlen(" touch cp1"));
+	cr_assert_null(strchr(line, '\''), "%s", line);
+	char *b64 = tu_sh_out("printf '%%s' '%s' | base64 -w0", line);
+	char *seq = sb_strdupf("\033]52;c;%s\a", b64);
+	tui_send(t, "y");
+	cr_assert_eq(tui_wait_output(t, seq, WAIT), 0, "no OSC 52 with the base64 of '%s' (%s)", line, b64);
+	cr_assert_eq(tui_wait_text(t, "copied to the terminal's clipboard", WAIT), 0, "%s", tui_screen(t));
+	free(seq);
+	free(b64);
+	free(line);
 	quit(t);
 }

@@ -83,6 +83,38 @@ static void quit(struct tui *t)
 	cr_assert_eq(tui_finish(t, WAIT), 0);
 }
 
+/* The planner's own query and sort: as planned (sandboxes by name first),
+ * by reason, by the bytes each frees; a bad query is refused and the one in
+ * force stays; an empty one shows all again. */
+static void filter_and_sort(struct tui *t, unsigned long long exp, unsigned long long nock)
+{
+	tui_send(t, "/reason:expir*\r");
+	cr_assert_eq(tui_wait_text(t, "filter: reason:expir*", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_gone(t, " brk ", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, " nock "), -1, "%s", tui_screen(t));
+	cr_assert_neq(tui_find_row(t, " exp "), -1, "%s", tui_screen(t));
+	cr_assert_neq(tui_find_row(t, " soon "), -1, "%s", tui_screen(t));
+	tui_send(t, "/\x15" "size:big\r");
+	cr_assert_eq(tui_wait_text(t, "unknown field 'size'", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_text(t, "filter: reason:expir*", WAIT), 0, "the query in force stays:\n%s", tui_screen(t));
+	tui_send(t, "/\x15\r");
+	cr_assert_eq(tui_wait_row(t, "broken", " brk ", WAIT), 0, "an empty query shows all:\n%s", tui_screen(t));
+	/* as planned: by name, so nock above soon; by reason, no-checkpoint below expiring */
+	cr_assert_eq(tui_wait_above(t, " nock ", " soon ", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "o");
+	cr_assert_eq(tui_wait_text(t, "sorted by bytes freed", WAIT), 0, "%s", tui_screen(t));
+	if (nock > exp)
+		cr_assert_eq(tui_wait_above(t, " nock ", " exp ", WAIT), 0, "%llu > %llu:\n%s", nock, exp, tui_screen(t));
+	else
+		cr_assert_eq(tui_wait_above(t, " exp ", " nock ", WAIT), 0, "%llu <= %llu:\n%s", nock, exp, tui_screen(t));
+	tui_send(t, "o");
+	cr_assert_eq(tui_wait_text(t, "sorted by reason", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_above(t, " soon ", " nock ", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "o");
+	cr_assert_eq(tui_wait_text(t, "sorted by the plan", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_above(t, " nock ", " soon ", WAIT), 0, "%s", tui_screen(t));
+}
+
 Test(planner, lists_what_is_stale_and_cleans_up_exactly_the_marked)
 {
 	SB("create", "exp", "--image", SBF_IMAGE, "--temporary=1h");
@@ -112,6 +144,7 @@ Test(planner, lists_what_is_stale_and_cleans_up_exactly_the_marked)
 	cr_assert_eq(tui_wait_row(t, "expiring", "soon", WAIT), 0, "near expiry (within 10 minutes):\n%s", tui_screen(t));
 	cr_assert_eq(tui_wait_row(t, "unused-image", SBF_BASH_IMAGE, WAIT), 0, "%s", tui_screen(t));
 	cr_assert_eq(tui_find_row(t, " fine "), -1, "a running permanent sandbox is not stale");
+	filter_and_sort(t, du("exp"), nock);
 	/* rows by name: brk, exp, nock; the selected row's exact bytes below the list */
 	tui_send(t, "g");
 	snprintf(want, sizeof(want), "brk: frees %llu bytes", brk);

@@ -37,7 +37,7 @@ static void cell_from_end(struct tui *t, const char *prefix, int n, char *out, s
 	}
 }
 
-/* The CPU column (third from the end: CPU MEM PIDS) as a number; -1 when not one. */
+/* The CPU column (third from the end: CPU MEM TASKS) as a number; -1 when not one. */
 static int cpu_of(struct tui *t, const char *prefix)
 {
 	char cell[32];
@@ -57,7 +57,7 @@ static int cpu_below(struct tui *t, const char *prefix, const char *limit)
 	return c >= 0 && c < atoi(limit);
 }
 
-/* MEM shows "USED/LIMIT" and PIDS a count. */
+/* MEM shows "USED/LIMIT" and TASKS a count. */
 static int memory_and_tasks(struct tui *t, const char *prefix, const char *limit)
 {
 	char mem[32], pids[32], want[40];
@@ -75,6 +75,9 @@ Test(tui, cpu_rises_with_a_busy_loop_and_falls_after_it)
 
 	cr_assert_eq(tui_wait_row(t, "^busy ", "running", WAIT), 0);
 	cr_assert_eq(tui_wait_cond(t, memory_and_tasks, "busy ", "256M", WAIT), 0, "%s", tui_screen(t));
+	/* the column says what it counts: host tasks, not processes inside */
+	cr_assert_eq(tui_wait_row(t, "NAME", " TASKS", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, " PIDS"), -1, "%s", tui_screen(t));
 	/* idle first (booting took CPU), so that the rise is the loop's */
 	cr_assert_eq(tui_wait_cond(t, cpu_below, "busy ", "10", WAIT), 0, "idle:\n%s", tui_screen(t));
 	cli_ok("exec", "busy", "--", "sh", "-c", "while :; do :; done >/dev/null 2>&1 </dev/null & echo $! >/tmp/busy.pid");

@@ -200,7 +200,7 @@ Test(tui, panes_list_real_sandboxes)
 	quit(t);
 }
 
-/* The MEM cell (the last but one: MEM, PIDS) of the first row starting with
+/* The MEM cell (the last but one: MEM, TASKS) of the first row starting with
  * prefix (the details pane also names the sandbox, but not at the start of a row). */
 static void mem_cell(struct tui *t, const char *prefix, char *out, size_t size)
 {
