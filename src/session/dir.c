@@ -10,13 +10,13 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/name.h"
+#include "base/root.h"
 #include "sandbox/sandbox.h"
 
 int sess_id_check(const char *id, struct sb_error *err)
@@ -37,9 +37,10 @@ int sess_dir_init(struct sess_dir *d, struct sb_root *root, const char *name, co
 	char *rel = sb_strdupf("sandboxes/%s", name);
 	d->sandbox_dir = rel ? sb_root_file(root, rel) : NULL;
 	free(rel);
+	d->record = sb_root_record_file(root, name);
 	d->sessions = d->sandbox_dir ? sb_path_join(d->sandbox_dir, "sessions") : NULL;
 	d->dir = d->sessions && id ? sb_path_join(d->sessions, id) : NULL;
-	if (!d->sessions || (id && !d->dir))
+	if (!d->record || !d->sessions || (id && !d->dir))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	return 0;
 }
@@ -47,11 +48,7 @@ int sess_dir_init(struct sess_dir *d, struct sb_root *root, const char *name, co
 int sess_dir_open(struct sess_dir *d, struct sb_error *err)
 {
 	struct stat st;
-	char *rec = sb_path_join(d->sandbox_dir, "sandbox.json");
-	int there = rec && stat(rec, &st) == 0;
-
-	free(rec);
-	if (!there)
+	if (!d->record || stat(d->record, &st) < 0)
 		return sb_error_set(err, SB_ERR_NOTFOUND, _("no sandbox named '%s'"), d->name);
 	d->dfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (d->dfd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
@@ -69,10 +66,11 @@ void sess_dir_clear(struct sess_dir *d)
 	if (d->dfd >= 0)
 		close(d->dfd);
 	free(d->sandbox_dir);
+	free(d->record);
 	free(d->sessions);
 	free(d->dir);
 	d->dfd = -1;
-	d->sandbox_dir = d->sessions = d->dir = NULL;
+	d->sandbox_dir = d->record = d->sessions = d->dir = NULL;
 }
 
 int sess_dir_live(int dfd)
@@ -94,12 +92,4 @@ void sess_sockaddr(struct sockaddr_un *sa, int dfd)
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/" SESS_SOCK, dfd);
-}
-
-long long sess_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -162,7 +162,7 @@ static void add_event_more(struct holder *h, enum sb_session_event_type type, en
 			   const char *text, size_t len, int more)
 {
 	struct sb_session_event e = {
-		.type = type, .offset = h->log.end, .time_ms = sess_now_ms(), .source = src, .exit_code = code,
+		.type = type, .offset = h->log.end, .time_ms = sb_clock_now_ms(), .source = src, .exit_code = code,
 		.more = more,
 	};
 
@@ -227,7 +227,7 @@ static void emit(struct holder *h)
 		h->lost_retry_at = sb_clock_monotonic_ms() + LOST_RETRY_MS;
 	}
 	h->red.len = 0;
-	h->st.last_output = sess_now_ms();
+	h->st.last_output = sb_clock_now_ms();
 }
 
 static void redact_flush(struct holder *h)
@@ -330,7 +330,7 @@ static void finish_line(struct holder *h, enum sb_session_source src)
 	free(text);
 	timeline_line(h, src, l->data ? l->data : "", l->len);
 	l->len = 0;
-	h->st.last_input = sess_now_ms();
+	h->st.last_input = sb_clock_now_ms();
 	h->st.last_input_off = h->log.end;
 }
 

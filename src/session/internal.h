@@ -32,6 +32,7 @@
 struct sess_dir {
 	char name[64], id[SB_SESSION_ID_MAX + 1];
 	char *sandbox_dir;               /* ROOT/sandboxes/<name> */
+	char *record;                    /* its sandbox.json (sb_root_record_file) */
 	char *sessions;                  /* .../sessions */
 	char *dir;                       /* .../sessions/<id> */
 	int dfd;                         /* the session directory (O_DIRECTORY), -1 until opened */
@@ -169,6 +170,5 @@ void sess_holder_main(const struct holder_args *a) __attribute__((noreturn));
 int sess_client_request(struct sb_session *s, uint8_t type, const void *head, size_t hlen, const void *body,
 			size_t blen, struct sess_frame *reply, struct sb_error *err);
 
-long long sess_now_ms(void);
 
 #endif

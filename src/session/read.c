@@ -187,7 +187,7 @@ static int read_live(struct reader *rd, struct sb_session *s, const struct sb_se
 		return rc;
 	rd->r->since = o->since < 0 ? info.last_input_off : (unsigned long long)o->since;
 	if (info.last_output)
-		rd->last_output = start - (sess_now_ms() - info.last_output);
+		rd->last_output = start - (sb_clock_now_ms() - info.last_output);
 	sb_session_info_clear(&info);
 	if ((rc = sb_session_subscribe(s, rd->r->since, err)) < 0)
 		return rc;

@@ -37,9 +37,9 @@ static void die(const char *what, const char *msg)
 
 static void report(const char *what, double *v, int n, double base_p50)
 {
-	double p50 = pct(v, n, 0.5), p90 = pct(v, n, 0.9);
+	double p50 = pct(v, n, 0.5), p99 = pct(v, n, 0.99), iqr = pct(v, n, 0.75) - pct(v, n, 0.25);
 
-	printf("%-34s n=%-4d p50 %8.3f ms  p90 %8.3f ms", what, n, p50, p90);
+	printf("%-34s n=%-4d p50 %8.3f ms  p99 %8.3f ms  IQR %7.3f ms", what, n, p50, p99, iqr);
 	if (base_p50 > 0)
 		printf("  exec/this %6.1fx", base_p50 / p50);
 	printf("\n");
@@ -298,9 +298,14 @@ int main(int argc, char **argv)
 	if (sb_root_open(&root, root_dir, &err) < 0)
 		die("root", err.msg);
 	sb_sandbox_process_init(NULL);
+	double load[1];
+	if (getloadavg(load, 1) == 1)
+		printf("load average %.1f at the start\n", load[0]);
 	latency();
 	throughput();
 	memory();
+	if (getloadavg(load, 1) == 1)
+		printf("load average %.1f at the end\n", load[0]);
 	sb_root_close(root);
 	return 0;
 }
