@@ -218,3 +218,12 @@ int sbf_get_marker(const struct sbf *f, const char *name, const char *target, in
 	free(cmd);
 	return status;
 }
+
+json_t *sbf_run_json(struct tu_run r, const char *what)
+{
+	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	cr_assert_not_null(doc, "%s: %s", what, r.out);
+	tu_run_free(&r);
+	return doc;
+}

@@ -784,7 +784,7 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 	case SB_NET_ORPHAN_VETH:
 		rc = link_exists(orphan->name) ? ip(err, "link", "del", "dev", orphan->name, (char *)NULL) : 0;
 		break;
-	case SB_NET_ORPHAN_EGRESS:
+	case SB_NET_ORPHAN_EGRESS: {
 		struct sb_netinfo n;
 		uint32_t addr = (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16);
 		fill_info(&n, &c, addr);
@@ -793,6 +793,7 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 		if ((rc = sb_egress_nft_remove(c.tag, addr, &dns, err)) == 0)
 			rc = sb_nat_peers_remove(addr, err);
 		break;
+	}
 	case SB_NET_ORPHAN_BRIDGE:
 		break;
 	}

@@ -53,10 +53,9 @@ static void age(const char *name, long long ago)
 
 static json_t *run_json(struct tu_run r, const char *what)
 {
-	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-	json_t *doc = json_loads(r.out, 0, NULL);
-	cr_assert(json_is_array(doc), "%s printed: %s", what, r.out);
-	tu_run_free(&r);
+	json_t *doc = sbf_run_json(r, what);
+
+	cr_assert(json_is_array(doc), "%s printed: %s", what, json_dumps(doc, 0));
 	return doc;
 }
 

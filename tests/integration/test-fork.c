@@ -42,15 +42,6 @@ TestSuite(fork, .init = setup, .fini = teardown, .timeout = 240);
 #define COUNTER "mkdir -p /data; (i=0; while :; do i=$((i+1)); echo $i > /data/count.new; " \
 		"mv /data/count.new /data/count; sleep 0.05; done) >/dev/null 2>&1 & echo $! > /data/pid"
 
-static json_t *run_json(struct tu_run r, const char *what)
-{
-	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-	json_t *doc = json_loads(r.out, 0, NULL);
-	cr_assert_not_null(doc, "%s: %s", what, r.out);
-	tu_run_free(&r);
-	return doc;
-}
-
 static const char *str(json_t *doc, const char *key)
 {
 	const char *s = json_string_value(json_object_get(doc, key));
@@ -102,7 +93,7 @@ Test(fork, running_source_counts_on_in_both)
 	sbf_ok(SB("session", "start", "src", "s1"), "session start");
 	char *pid = sbf_sh(&f, NULL, "src", "cat /data/pid", NULL);
 
-	json_t *doc = run_json(SB("fork", "src", "fk", "--json"), "fork");
+	json_t *doc = sbf_run_json(SB("fork", "src", "fk", "--json"), "fork");
 	json_t *rep = json_object_get(doc, "fork");
 	cr_assert(json_is_true(json_object_get(rep, "memory")), "%s", json_dumps(doc, 0));
 	cr_assert(json_is_true(json_object_get(rep, "source_checkpointed")));
@@ -112,9 +103,9 @@ Test(fork, running_source_counts_on_in_both)
 	json_decref(doc);
 
 	/* the parent is in the record: inspect and ls show it */
-	json_t *src = run_json(SB("inspect", "src", "--json"), "inspect src");
+	json_t *src = sbf_run_json(SB("inspect", "src", "--json"), "inspect src");
 	cr_assert_str_eq(str(src, "state"), "running", "the source does not run on: %s", str(src, "reason"));
-	json_t *fk = run_json(SB("inspect", "fk", "--json"), "inspect fk");
+	json_t *fk = sbf_run_json(SB("inspect", "fk", "--json"), "inspect fk");
 	cr_assert_str_eq(str(json_object_get(fk, "parent"), "id"), str(src, "id"));
 	cr_assert_str_neq(str(fk, "id"), str(src, "id"));
 	cr_assert(strstr(str(fk, "reason"), "carried on"), "%s", str(fk, "reason"));
@@ -160,7 +151,7 @@ Test(fork, running_source_counts_on_in_both)
 	free(out);
 
 	/* cleanup by id: the fork's container and cgroups go with it */
-	fk = run_json(SB("inspect", "fk", "--json"), "inspect fk");
+	fk = sbf_run_json(SB("inspect", "fk", "--json"), "inspect fk");
 	char *id = strdup(str(fk, "id"));
 	json_decref(fk);
 	sbf_ok(SB("rm", "fk"), "rm fk");
@@ -178,7 +169,7 @@ Test(fork, stopped_source_with_checkpoint_stays_stopped)
 	start_counter("st");
 	sbf_ok(SB("stop", "st"), "stop");
 
-	json_t *doc = run_json(SB("fork", "st", "fk1", "--json", "--permanent"), "fork");
+	json_t *doc = sbf_run_json(SB("fork", "st", "fk1", "--json", "--permanent"), "fork");
 	cr_assert(json_is_true(json_object_get(json_object_get(doc, "fork"), "memory")));
 	cr_assert(json_is_false(json_object_get(json_object_get(doc, "fork"), "source_checkpointed")));
 	cr_assert_str_eq(str(doc, "kind"), "permanent");
@@ -186,12 +177,12 @@ Test(fork, stopped_source_with_checkpoint_stays_stopped)
 	assert_counts_past("fk1", count_of("fk1") + 5);
 
 	/* the source is as it was: stopped, its checkpoint kept for its own restore */
-	json_t *st = run_json(SB("inspect", "st", "--json"), "inspect");
+	json_t *st = sbf_run_json(SB("inspect", "st", "--json"), "inspect");
 	cr_assert_str_eq(str(st, "state"), "stopped");
 	cr_assert(json_is_true(json_object_get(st, "checkpoint")));
 	json_decref(st);
 	sbf_ok(SB("restore", "st"), "restore");
-	st = run_json(SB("inspect", "st", "--json"), "inspect");
+	st = sbf_run_json(SB("inspect", "st", "--json"), "inspect");
 	cr_assert(strstr(str(st, "reason"), "restored from checkpoint"), "%s", str(st, "reason"));
 	json_decref(st);
 	assert_counts_past("st", count_of("st") + 5);
@@ -206,14 +197,14 @@ Test(fork, stopped_source_without_checkpoint_gives_a_fresh_boot_of_its_disk)
 	free(sbf_sh(&f, boot_a, "dk", "echo disk > /root-file; echo ws > /workspace/w; " COUNTER, NULL));
 
 	/* the host "restarted": the source is stopped with its disk and no checkpoint */
-	json_t *doc = run_json(tu_sandbench(f.dir, boot_b, "fork", "dk", "dk2", "--json", NULL), "fork");
+	json_t *doc = sbf_run_json(tu_sandbench(f.dir, boot_b, "fork", "dk", "dk2", "--json", NULL), "fork");
 	cr_assert(json_is_false(json_object_get(json_object_get(doc, "fork"), "memory")));
 	cr_assert(strstr(str(doc, "reason"), "cold start"), "%s", str(doc, "reason"));
 	json_decref(doc);
 	char *out = sbf_sh(&f, boot_b, "dk2", "cat /root-file /workspace/w; ps | grep -c '[e]cho \\$i' || true", NULL);
 	cr_assert_str_eq(out, "disk\nws\n0\n");
 	free(out);
-	json_t *dk = run_json(tu_sandbench(f.dir, boot_b, "inspect", "dk", "--json", NULL), "inspect");
+	json_t *dk = sbf_run_json(tu_sandbench(f.dir, boot_b, "inspect", "dk", "--json", NULL), "inspect");
 	cr_assert_str_eq(str(dk, "state"), "stopped");
 	json_decref(dk);
 }
@@ -261,7 +252,7 @@ Test(fork, refusals_leave_nothing_behind)
 	sbf_ok(SB("create", "taken", "--image", SBF_IMAGE), "create");
 	free(sbf_sh(&f, NULL, "taken", "echo mine > /mine", NULL));
 	char *before = sandboxes_listing();
-	json_t *rf = run_json(SB("inspect", "rf", "--json"), "inspect");
+	json_t *rf = sbf_run_json(SB("inspect", "rf", "--json"), "inspect");
 	char *reason = strdup(str(rf, "reason"));
 	json_decref(rf);
 
@@ -286,7 +277,7 @@ Test(fork, refusals_leave_nothing_behind)
 		free(after);
 	}
 	/* the source was not checkpointed for any of them, the taken one is untouched */
-	rf = run_json(SB("inspect", "rf", "--json"), "inspect");
+	rf = sbf_run_json(SB("inspect", "rf", "--json"), "inspect");
 	cr_assert_str_eq(str(rf, "reason"), reason);
 	json_decref(rf);
 	char *out = sbf_sh(&f, NULL, "taken", "cat /mine", NULL);
@@ -325,11 +316,11 @@ Test(forknet, the_fork_has_a_network_of_its_own)
 	nt_host_start(&host, &names, f.dir);
 	sbf_ok(SB("create", src, "--image", SBF_IMAGE, "--network", "on"), "create");
 	start_counter(src);
-	json_t *doc = run_json(SB("fork", src, dst, "--json"), "fork");
+	json_t *doc = sbf_run_json(SB("fork", src, dst, "--json"), "fork");
 	cr_assert(json_is_true(json_object_get(doc, "network")));
 	json_decref(doc);
-	json_t *a = run_json(SB("inspect", src, "--json"), "inspect");
-	json_t *b = run_json(SB("inspect", dst, "--json"), "inspect");
+	json_t *a = sbf_run_json(SB("inspect", src, "--json"), "inspect");
+	json_t *b = sbf_run_json(SB("inspect", dst, "--json"), "inspect");
 	cr_assert(str(a, "address")[0] && str(b, "address")[0]);
 	cr_assert_str_neq(str(a, "address"), str(b, "address"));
 	json_decref(a);

@@ -55,19 +55,10 @@ static void teardown(void)
 
 TestSuite(pool, .init = setup, .fini = teardown, .timeout = 300);
 
-static json_t *run_json(struct tu_run r, const char *what)
-{
-	cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-	json_t *doc = json_loads(r.out, 0, NULL);
-	cr_assert_not_null(doc, "%s: %s", what, r.out);
-	tu_run_free(&r);
-	return doc;
-}
-
 /* The first profile of `pool ls --json` (NULL: none); caller decrefs. */
 static json_t *profile(void)
 {
-	json_t *doc = run_json(SB("pool", "ls", "--json"), "pool ls");
+	json_t *doc = sbf_run_json(SB("pool", "ls", "--json"), "pool ls");
 	json_t *p = json_incref(json_array_get(json_object_get(doc, "profiles"), 0));
 	json_decref(doc);
 	return p;
@@ -140,7 +131,7 @@ static void assert_claimed(const char *name, const char *member_name, const char
 	snprintf(want, sizeof(want), "%s\n1\n0\n", name);
 	cr_assert_str_eq(out, want, "identity or workspace of '%s': %s", name, out);
 	free(out);
-	json_t *doc = run_json(SB("inspect", name, "--json"), "inspect");
+	json_t *doc = sbf_run_json(SB("inspect", name, "--json"), "inspect");
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "name")), name);
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "state")), "running");
 	cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")), "temporary");

@@ -604,10 +604,34 @@ Test(sandbox, session_is_a_tty_and_stop_ends_it)
 	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "tty", NULL), 0);
 	cr_assert_eq(info.rec.state, SB_STATE_RUNNING);
 	/* Known runsc limit: under heavy load the sentry may still hold the killed
-	 * session's host pty at checkpoint time; restore then says so and cold-starts. */
+	 * session's host pty at checkpoint time; restore then says so and cold-starts
+	 * (held_host_file_means_a_cold_start_that_says_why) */
 	cr_assert(strstr(info.rec.reason, "restored from checkpoint") ||
-		  strstr(info.rec.reason, "host FD"), "%s", info.rec.reason);
+		  strstr(info.rec.reason, "held a host file"), "%s", info.rec.reason);
 	sb_sandbox_info_clear(&info);
+}
+
+Test(sandbox, held_host_file_means_a_cold_start_that_says_why)
+{
+	struct sb_sandbox_info info;
+	struct sb_error err;
+
+	create_ok("held", NULL, NULL);
+	/* the background sleep keeps the exec's output pipes, host files to runsc */
+	struct tu_run r = SB("exec", "held", "--", "sh", "-c", "sleep 1000 & echo started");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	cr_assert_eq(sb_sandbox_stop(f.root, "held", NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_sandbox_restore(f.root, "held", &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "held", NULL), 0);
+	cr_assert_eq(info.rec.state, SB_STATE_RUNNING);
+	cr_assert(strstr(info.rec.reason, "cold start") && strstr(info.rec.reason, "held a host file"), "%s",
+		  info.rec.reason);
+	sb_sandbox_info_clear(&info);
+	/* the cold start ran no sleep from before */
+	r = SB("exec", "held", "--", "sh", "-c", "ps | grep -c '[s]leep 1000'");
+	cr_assert_str_eq(r.out, "0\n", "%s", r.err);
+	tu_run_free(&r);
 }
 
 Test(sandbox, exec_timeout_kills_the_command)

@@ -598,16 +598,24 @@ Test(alloc_fail, redact_mounts_sessions)
 
 /* ---- the runsc spec: the promise, never fewer limits or mounts ---- */
 
+/* A full record (full_record) and every path of a spec: what each spec call builds from. */
+static struct sb_spec_params spec_params(struct sb_record *rec)
+{
+	static const char *const staged[] = { "/box/mounts/0", "/box/mounts/1" };
+
+	full_record(rec);
+	return (struct sb_spec_params){ .rec = rec, .rootfs = "/rootfs", .workspace = "/ws", .exchange = "/ex",
+					.netns_path = "/run/netns/sb-x", .hosts = "/h", .resolv = "/r",
+					.mount_sources = staged };
+}
+
 static int call_spec(void *arg, struct sb_error *err)
 {
 	const json_t *want = arg;
 	struct sb_record rec;
-	const char *const staged[] = { "/box/mounts/0", "/box/mounts/1" };
 	json_t *got;
 
-	full_record(&rec);
-	struct sb_spec_params p = { .rec = &rec, .rootfs = "/rootfs", .workspace = "/ws", .exchange = "/ex",
-				    .netns_path = "/run/netns/sb-x", .hosts = "/h", .resolv = "/r", .mount_sources = staged };
+	struct sb_spec_params p = spec_params(&rec);
 	int rc = sb_spec_build(&got, &p, err);
 	if (rc < 0)
 		return rc;
@@ -638,12 +646,9 @@ static int call_spec_write(void *arg, struct sb_error *err)
 {
 	const json_t *want = arg;
 	struct sb_record rec;
-	const char *const staged[] = { "/box/mounts/0", "/box/mounts/1" };
 	json_t *got;
 
-	full_record(&rec);
-	struct sb_spec_params p = { .rec = &rec, .rootfs = "/rootfs", .workspace = "/ws", .exchange = "/ex",
-				    .netns_path = "/run/netns/sb-x", .hosts = "/h", .resolv = "/r", .mount_sources = staged };
+	struct sb_spec_params p = spec_params(&rec);
 	int rc = sb_spec_write(bundle_dir, &p, err);
 	/* the file is the whole spec or the one before it: never a part */
 	af_hold(1);
@@ -661,13 +666,10 @@ static int call_spec_write(void *arg, struct sb_error *err)
 Test(alloc_fail, runsc_spec)
 {
 	struct sb_record rec;
-	const char *const staged[] = { "/box/mounts/0", "/box/mounts/1" };
 	struct sb_error err;
 	json_t *want;
 
-	full_record(&rec);
-	struct sb_spec_params p = { .rec = &rec, .rootfs = "/rootfs", .workspace = "/ws", .exchange = "/ex",
-				    .netns_path = "/run/netns/sb-x", .hosts = "/h", .resolv = "/r", .mount_sources = staged };
+	struct sb_spec_params p = spec_params(&rec);
 	cr_assert_eq(sb_spec_build(&want, &p, &err), 0, "%s", err.msg);
 	json_t *res = json_object_get(json_object_get(want, "linux"), "resources");
 	cr_assert_eq(json_integer_value(json_object_get(json_object_get(res, "memory"), "limit")), 512LL << 20);

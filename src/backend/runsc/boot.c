@@ -80,6 +80,25 @@ static int is_trace(const char *line)
 	return !*line || strstr(line, "(0x") || strstr(line, "{0x") || strstr(line, "+0x");
 }
 
+/* runsc failures whose cause is known: its words, and what they mean to the user. */
+static const struct {
+	const char *runsc_says;
+	const char *meaning;
+} known_causes[] = {
+	/* measured: a guest process kept the stdio of an exec whose host side was
+	 * killed; runsc checkpoints the host FD's number, which is gone at restore */
+	{ "host.inode.afterLoad", N_("a process inside held a host file (the terminal or pipe of an ended session) "
+				     "when the checkpoint was taken") },
+};
+
+static const char *known_cause(const char *line)
+{
+	for (size_t i = 0; line && i < sizeof(known_causes) / sizeof(known_causes[0]); i++)
+		if (strstr(line, known_causes[i].runsc_says))
+			return _(known_causes[i].meaning);
+	return NULL;
+}
+
 /* runsc's error goes to the log with the sandbox's output: its first line that
  * is not part of a stack trace says why. */
 static int log_error(int rc, const char *log, const char *what, const char *name, struct sb_error *err)
@@ -100,7 +119,11 @@ static int log_error(int rc, const char *log, const char *what, const char *name
 	if (!why)
 		why = any;
 	sb_log("runsc %s of sandbox '%s' failed: %.400s", what, name, why ? why : "");
-	sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed; %s"), what, name, sb_runsc_log_hint());
+	const char *cause = known_cause(why);
+	if (cause)
+		sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed: %s"), what, name, cause);
+	else
+		sb_error_set(err, rc, _("runsc %s of sandbox '%s' failed; %s"), what, name, sb_runsc_log_hint());
 	free(text);
 	return rc;
 }
