@@ -212,6 +212,38 @@ static int ip_batch(struct sb_error *err, const char *netns, const char *script)
 	return sb_net_cmd(NULL, netns ? inside : host, script, err);
 }
 
+/* A bridge whose address was never set takes its lowest port's, and another
+ * when that port goes (all zeros with none). Sandboxes keep the address that
+ * proxy ARP gave them for their peers (the bridge's), so after a removal their
+ * packets to a peer went to a MAC nobody has until their neighbour entry
+ * aged out: about two minutes (docs/egress.md). Pinned once, to the address
+ * it has now (running sandboxes' entries stay right) or, when all zeros, to
+ * one from its name. */
+static int pin_bridge_address(const char *bridge, struct sb_error *err)
+{
+	char path[96], mac[18], *type = NULL, *cur = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), SYS_NET "/%s/addr_assign_type", bridge);
+	if ((rc = sb_fs_read_file(&type, NULL, path, 64, err)) == 0 && atoi(type) != 3 /* NET_ADDR_SET */) {
+		snprintf(path, sizeof(path), SYS_NET "/%s/address", bridge);
+		if ((rc = sb_fs_read_file(&cur, NULL, path, 64, err)) == 0) {
+			uint32_t h = 2166136261u;   /* FNV-1a */
+			for (const char *p = bridge; *p; p++)
+				h = (h ^ (unsigned char)*p) * 16777619u;
+			if (strlen(cur) >= 17 && strncmp(cur, "00:00:00:00:00:00", 17) != 0)
+				snprintf(mac, sizeof(mac), "%.17s", cur);
+			else   /* locally administered, unicast */
+				snprintf(mac, sizeof(mac), "02:5b:%02x:%02x:%02x:%02x", h >> 24, (h >> 16) & 255u,
+					 (h >> 8) & 255u, h & 255u);
+			rc = ip(err, "link", "set", "dev", bridge, "address", mac, (char *)NULL);
+		}
+	}
+	free(type);
+	free(cur);
+	return rc;
+}
+
 static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
 {
 	char gw[16], net[16], subnet[24], script[512];
@@ -236,7 +268,7 @@ static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
 	}
 	snprintf(script + n, sizeof(script) - (size_t)n, "addr replace %s/%d dev %s\nlink set dev %s up\n",
 		 sb_ipv4_format(gw, sb_subnet_gateway(&c->subnet)), c->subnet.prefix, c->bridge, c->bridge);
-	if ((rc = ip_batch(err, NULL, script)) < 0)
+	if ((rc = ip_batch(err, NULL, script)) < 0 || (rc = pin_bridge_address(c->bridge, err)) < 0)
 		return rc;
 	/* the ports are isolated, so a sandbox's ARP for another one reaches
 	 * only the host: answering it with the bridge's own address routes
