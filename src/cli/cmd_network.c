@@ -93,7 +93,8 @@ const struct sb_cli_command sb_cmd_network = {
 	.name = "network",
 	.synopsis = "NAME [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... | --deny-all | --reset] [--json]",
 	.summary = N_("show or change what a network-on sandbox may reach, at once"),
-	.help = N_("  --allow RULE   reach only these (repeatable): ADDR[/PREFIX][:PORT] or the rules of @PROFILE\n"
+	.help = N_("  --allow RULE   reach only these (repeatable): ADDR[/PREFIX][:PORT], HOST[:PORT],\n"
+		   "                 sandbox:NAME[:PORT] (a sandbox of this root) or the rules of @PROFILE\n"
 		   "  --deny-all     no egress at all\n"
 		   "  --reset        the default: the internet, no link-local, metadata, host or private addresses\n"
 		   "  --json         print the policy as JSON\n"),

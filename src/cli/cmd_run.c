@@ -119,7 +119,8 @@ const struct sb_cli_command sb_cmd_run = {
 	.help = N_("  --rm             remove the sandbox afterwards (also on Ctrl-C)\n"
 		   "  --image REF      the image\n"
 		   "  --network on|off network access (default off)\n"
-		   "  --allow RULE     network on, reaching only ADDR[/PREFIX][:PORT] or @PROFILE (repeatable)\n"
+		   "  --allow RULE     network on, reaching only ADDR[/PREFIX][:PORT], HOST[:PORT],\n"
+		   "                   sandbox:NAME[:PORT] or @PROFILE (repeatable)\n"
 		   "  --deny-all       network on without any egress\n"),
 	.run = run_run,
 };

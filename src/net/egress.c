@@ -90,6 +90,28 @@ int sb_egress_has_names(const struct sb_egress *e)
 	return 0;
 }
 
+#define SANDBOX_PREFIX "sandbox:"
+
+/* "sandbox:NAME[:PORT]" (text starts with the prefix). */
+static int parse_sandbox(struct sb_egress_rule *out, const char *text, struct sb_error *err)
+{
+	const char *name = text + strlen(SANDBOX_PREFIX), *colon = strchr(name, ':');
+	size_t len = colon ? (size_t)(colon - name) : strlen(name);
+	long port = 0;
+	struct sb_error why;
+
+	if (colon && (port = number(colon + 1, 1, 65535)) < 0)
+		return sb_error_set(err, SB_ERR_INVALID, _("allow rule '%s': the port must be a number from 1 to 65535"), text);
+	if (len == 0 || len > SB_NAME_MAX)
+		return sb_error_set(err, SB_ERR_INVALID, _("allow rule '%s' is not sandbox:NAME[:PORT]"), text);
+	memcpy(out->sandbox, name, len);
+	out->sandbox[len] = '\0';
+	if (sb_name_check(out->sandbox, _("sandbox name"), &why) < 0)
+		return sb_error_set(err, SB_ERR_INVALID, _("allow rule '%s': %s"), text, why.msg);
+	out->port = (int)port;
+	return 0;
+}
+
 int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb_error *err)
 {
 	char addr[SB_EGRESS_RULE_MAX];
@@ -99,6 +121,8 @@ int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb
 	long prefix = 32, port = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (!strncmp(text, SANDBOX_PREFIX, strlen(SANDBOX_PREFIX)))
+		return parse_sandbox(out, text, err);
 	if (colon && strchr(colon + 1, ':'))
 		return sb_error_set(err, SB_ERR_INVALID, _("allow rule '%s': IPv6 is not supported (sandboxes have IPv4 only)"),
 				    text);
@@ -137,11 +161,12 @@ int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb
 
 const char *sb_egress_rule_format(char buf[SB_EGRESS_RULE_MAX], const struct sb_egress_rule *r)
 {
-	int n = r->name[0] ? snprintf(buf, SB_EGRESS_RULE_MAX, "%s", r->name)
-			   : snprintf(buf, SB_EGRESS_RULE_MAX, "%u.%u.%u.%u", r->net >> 24, (r->net >> 16) & 255,
+	int n = r->sandbox[0] ? snprintf(buf, SB_EGRESS_RULE_MAX, SANDBOX_PREFIX "%s", r->sandbox)
+		: r->name[0]  ? snprintf(buf, SB_EGRESS_RULE_MAX, "%s", r->name)
+			      : snprintf(buf, SB_EGRESS_RULE_MAX, "%u.%u.%u.%u", r->net >> 24, (r->net >> 16) & 255,
 				      (r->net >> 8) & 255, r->net & 255);
 
-	if (r->prefix != 32 && !r->name[0])
+	if (r->prefix != 32 && !r->name[0] && !r->sandbox[0])
 		n += snprintf(buf + n, SB_EGRESS_RULE_MAX - (size_t)n, "/%d", r->prefix);
 	if (r->port)
 		snprintf(buf + n, SB_EGRESS_RULE_MAX - (size_t)n, ":%d", r->port);
@@ -152,7 +177,7 @@ int sb_egress_add_rule(struct sb_egress *e, const struct sb_egress_rule *r)
 {
 	for (size_t i = 0; i < e->n_rules; i++)
 		if (e->rules[i].net == r->net && e->rules[i].prefix == r->prefix && e->rules[i].port == r->port &&
-		    strcmp(e->rules[i].name, r->name) == 0)
+		    strcmp(e->rules[i].name, r->name) == 0 && strcmp(e->rules[i].sandbox, r->sandbox) == 0)
 			return 0;
 	struct sb_egress_rule *grown = realloc(e->rules, (e->n_rules + 1) * sizeof(*grown));
 	if (!grown)

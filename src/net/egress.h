@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/name.h"
 
 enum sb_egress_mode {
 	SB_EGRESS_DEFAULT = 0,
@@ -39,6 +40,10 @@ struct sb_egress_rule {
 	int prefix;          /* 0..32 */
 	int port;            /* 0: any port */
 	char name[SB_DNS_NAME_MAX + 1];   /* a name rule (canonical), "" for an address rule */
+	/* "sandbox:NAME[:PORT]": another sandbox of the same root, "" otherwise;
+	 * net/prefix are then its leased address when the policy is applied
+	 * (0/0 in the record: the address is looked up, never stored) */
+	char sandbox[SB_NAME_MAX + 1];
 };
 
 struct sb_egress {
@@ -47,8 +52,9 @@ struct sb_egress {
 	size_t n_rules;
 };
 
-/* "ADDRESS[/PREFIX][:PORT]" (IPv4) or "NAME[:PORT]" (a host name: letters,
- * digits, '-', '_' in dot-separated labels). SB_ERR_INVALID with a message
+/* "ADDRESS[/PREFIX][:PORT]" (IPv4), "NAME[:PORT]" (a host name: letters,
+ * digits, '-', '_' in dot-separated labels) or "sandbox:NAME[:PORT]" (a
+ * sandbox of the same root; whether it exists is the caller's check). SB_ERR_INVALID with a message
  * that says what is wrong (a bad address, prefix, port or name, IPv6). */
 int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb_error *err);
 #define SB_EGRESS_RULE_MAX (SB_DNS_NAME_MAX + 8)

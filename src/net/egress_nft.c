@@ -60,7 +60,16 @@ static const char table_script[] =
 	"add map " T " egress { type ipv4_addr : verdict; }\n"
 	"add chain " T " forward { type filter hook forward priority filter - 1; policy accept; }\n"
 	"flush chain " T " forward\n"
+	/* answers of sandbox-to-sandbox connections (their first packet was
+	 * accepted by the client's chain, which sees every later one) */
+	"add rule " T " forward iifname @bridges oifname @bridges ct direction reply ct state established,related accept\n"
 	"add rule " T " forward iifname @bridges ip saddr vmap @egress\n"
+	/* the host routes sandbox-to-sandbox traffic back out of the bridge it
+	 * came in on, and would tell the client to go direct (which the isolated
+	 * ports forbid) */
+	"add chain " T " output { type filter hook output priority filter; policy accept; }\n"
+	"flush chain " T " output\n"
+	"add rule " T " output oifname @bridges icmp type redirect drop\n"
 	/* a sandbox with names in its allow-list asks the gateway, and every
 	 * query of it (to any address: no way around the filter) goes to its
 	 * keeper's resolver port (sandbox : gateway . port) */
@@ -121,7 +130,12 @@ static int add_allow(struct sb_buf *b, const char *chain, const struct sb_egress
 {
 	char rule[SB_EGRESS_RULE_MAX], *colon;
 
-	sb_egress_rule_format(rule, r);
+	if (r->sandbox[0] && !r->net)
+		return 0;   /* a sandbox without an address now: nothing to reach */
+	if (r->sandbox[0])
+		sb_ipv4_format(rule, r->net);
+	else
+		sb_egress_rule_format(rule, r);
 	if ((colon = strchr(rule, ':')))
 		*colon = '\0';
 	if (r->port)

@@ -58,6 +58,12 @@ int sb_nat_ensure(const char *bridge, struct sb_error *err);
 /* Adds or removes one sandbox address (host byte order); removing a missing one is fine. */
 int sb_nat_add(uint32_t addr, struct sb_error *err);
 int sb_nat_remove(uint32_t addr, struct sb_error *err);
+/* Sandbox-to-sandbox pairs (the set "peers"): set replaces src's pairs by
+ * src . dsts[i]; remove drops every pair addr is part of. */
+/* Writes 1 to the sysctl file path unless it holds 1 already. */
+int sb_net_sysctl_on(const char *path, struct sb_error *err);
+int sb_nat_peers_set(uint32_t src, const uint32_t *dsts, size_t n, struct sb_error *err);
+int sb_nat_peers_remove(uint32_t addr, struct sb_error *err);
 /* Removes bridge from the table; deletes the table when no bridge is left. */
 int sb_nat_remove_bridge(const char *bridge, struct sb_error *err);
 

@@ -212,6 +212,38 @@ static int ip_batch(struct sb_error *err, const char *netns, const char *script)
 	return sb_net_cmd(NULL, netns ? inside : host, script, err);
 }
 
+/* A bridge whose address was never set takes its lowest port's, and another
+ * when that port goes (all zeros with none). Sandboxes keep the address that
+ * proxy ARP gave them for their peers (the bridge's), so after a removal their
+ * packets to a peer went to a MAC nobody has until their neighbour entry
+ * aged out: about two minutes (docs/egress.md). Pinned once, to the address
+ * it has now (running sandboxes' entries stay right) or, when all zeros, to
+ * one from its name. */
+static int pin_bridge_address(const char *bridge, struct sb_error *err)
+{
+	char path[96], mac[18], *type = NULL, *cur = NULL;
+	int rc;
+
+	snprintf(path, sizeof(path), SYS_NET "/%s/addr_assign_type", bridge);
+	if ((rc = sb_fs_read_file(&type, NULL, path, 64, err)) == 0 && atoi(type) != 3 /* NET_ADDR_SET */) {
+		snprintf(path, sizeof(path), SYS_NET "/%s/address", bridge);
+		if ((rc = sb_fs_read_file(&cur, NULL, path, 64, err)) == 0) {
+			uint32_t h = 2166136261u;   /* FNV-1a */
+			for (const char *p = bridge; *p; p++)
+				h = (h ^ (unsigned char)*p) * 16777619u;
+			if (strlen(cur) >= 17 && strncmp(cur, "00:00:00:00:00:00", 17) != 0)
+				snprintf(mac, sizeof(mac), "%.17s", cur);
+			else   /* locally administered, unicast */
+				snprintf(mac, sizeof(mac), "02:5b:%02x:%02x:%02x:%02x", h >> 24, (h >> 16) & 255u,
+					 (h >> 8) & 255u, h & 255u);
+			rc = ip(err, "link", "set", "dev", bridge, "address", mac, (char *)NULL);
+		}
+	}
+	free(type);
+	free(cur);
+	return rc;
+}
+
 static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
 {
 	char gw[16], net[16], subnet[24], script[512];
@@ -236,7 +268,14 @@ static int ensure_bridge(const struct net_ctx *c, struct sb_error *err)
 	}
 	snprintf(script + n, sizeof(script) - (size_t)n, "addr replace %s/%d dev %s\nlink set dev %s up\n",
 		 sb_ipv4_format(gw, sb_subnet_gateway(&c->subnet)), c->subnet.prefix, c->bridge, c->bridge);
-	return ip_batch(err, NULL, script);
+	if ((rc = ip_batch(err, NULL, script)) < 0 || (rc = pin_bridge_address(c->bridge, err)) < 0)
+		return rc;
+	/* the ports are isolated, so a sandbox's ARP for another one reaches
+	 * only the host: answering it with the bridge's own address routes
+	 * sandbox-to-sandbox traffic through the host, where nftables decides
+	 * (docs/egress.md) */
+	snprintf(script, sizeof(script), "/proc/sys/net/ipv4/conf/%s/proxy_arp_pvlan", c->bridge);
+	return sb_net_sysctl_on(script, err);
 }
 
 /* Namespace, veth, address, route: whatever is missing (runsc takes the
@@ -322,6 +361,38 @@ static int write_dns_policy(const struct sb_netinfo *n, const struct net_ctx *c,
 	return rc;
 }
 
+/* The policy's nftables objects, with each sandbox:NAME rule at the address
+ * NAME has leased now (none: the rule reaches nothing), and the NAT table's
+ * pairs of this sandbox to those addresses. */
+static int apply_resolved(const struct net_ctx *c, uint32_t addr, const struct sb_egress *e, const uint32_t *ns,
+			  size_t n_ns, const struct sb_egress_dns *dns, struct sb_error *err)
+{
+	struct sb_egress copy;
+	uint32_t *peers = NULL;
+	size_t n_peers = 0;
+	int rc = 0;
+
+	if (sb_egress_copy(&copy, e) < 0 || !(peers = calloc(e->n_rules + 1, sizeof(*peers)))) {
+		sb_egress_clear(&copy);
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	for (size_t i = 0; i < copy.n_rules; i++) {
+		struct sb_egress_rule *r = &copy.rules[i];
+		uint32_t a;
+		if (!r->sandbox[0] || copy.mode != SB_EGRESS_ALLOW || sb_lease_find(&a, c->root, r->sandbox, NULL) < 0)
+			continue;
+		r->net = a;
+		r->prefix = 32;
+		peers[n_peers++] = a;
+	}
+	/* the chain first: a pair without its chain's rule is dropped there */
+	if ((rc = sb_egress_nft_apply(c->tag, addr, &copy, c->allow_private, ns, n_ns, dns, err)) == 0)
+		rc = sb_nat_peers_set(addr, peers, n_peers, err);
+	free(peers);
+	sb_egress_clear(&copy);
+	return rc;
+}
+
 /* resolv.conf, the resolver's policy and the nftables objects of the
  * sandbox's policy. resolv.conf is rewritten in place (the running sandbox
  * has it bound): the host's nameservers, or the gateway when the policy
@@ -356,7 +427,7 @@ static int apply_egress(struct sb_netinfo *n, const struct net_ctx *c, uint32_t 
 	if (rc == 0 && !names && unlink(n->dns_policy) < 0 && errno != ENOENT)
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s'"), n->dns_policy);
 	struct sb_egress_dns dns = { gw, n->dns_port, names };
-	return rc < 0 ? rc : sb_egress_nft_apply(c->tag, addr, e, c->allow_private, ns, n_ns, &dns, err);
+	return rc < 0 ? rc : apply_resolved(c, addr, e, ns, n_ns, &dns, err);
 }
 
 /* Removes what exists of one sandbox's objects; the first error is kept. */
@@ -372,6 +443,8 @@ static int remove_sandbox_objects(const struct net_ctx *c, struct sb_error *err)
 		if (link_exists(n.veth) && (r = ip(err, "link", "del", "dev", n.veth, (char *)NULL)) < 0 && rc == 0)
 			rc = r;
 		if ((r = sb_nat_remove(addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
+			rc = r;
+		if ((r = sb_nat_peers_remove(addr, rc == 0 ? err : NULL)) < 0 && rc == 0)
 			rc = r;
 		struct sb_egress_dns dns = { sb_subnet_gateway(&c->subnet), n.dns_port, 0 };
 		if ((r = sb_egress_nft_remove(c->tag, addr, &dns, rc == 0 ? err : NULL)) < 0 && rc == 0)
@@ -424,6 +497,11 @@ int sb_network_setup(struct sb_netinfo *out, struct sb_root *root, const struct 
 	    (rc = sb_egress_nft_ensure(c.bridge, err)) == 0 &&
 	    (rc = sb_lease_take(&addr, root, &c.subnet, name, err)) == 0) {
 		fill_info(out, &c, addr);
+		/* a new lease may reuse a removed sandbox's address: the host's
+		 * neighbour entry would still give the old MAC, and a sandbox that
+		 * only answers (a service reached by its peers) never corrects it */
+		if (fresh)
+			ip(NULL, "neigh", "flush", "to", out->address, "dev", c.bridge, (char *)NULL);
 		if (fill_paths(out, &c) < 0)
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		else if ((rc = ensure_netns(out, err)) == 0 && (rc = apply_egress(out, &c, addr, err)) == 0)
@@ -490,9 +568,11 @@ int sb_network_egress_update(struct sb_root *root, const struct sb_network_confi
 		fill_info(&n, &c, addr);
 		if (fill_paths(&n, &c) < 0)
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		else if (access(n.netns_path, F_OK) == 0 && (rc = apply_egress(&n, &c, addr, err)) == 0 &&
-			 sb_egress_has_names(c.egress))
-			rc = sb_nat_ensure(c.bridge, err);   /* its input rule lets the resolver's queries in */
+		/* the shared tables first: the resolver's input rule, the peers set
+		 * and its rules, as this version has them */
+		else if (access(n.netns_path, F_OK) == 0 && (rc = sb_nat_ensure(c.bridge, err)) == 0 &&
+			 (rc = sb_egress_nft_ensure(c.bridge, err)) == 0)
+			rc = apply_egress(&n, &c, addr, err);
 		sb_netinfo_clear(&n);
 	}
 	host_unlock(&c);
@@ -741,7 +821,9 @@ int sb_network_orphan_remove(struct sb_root *root, const struct sb_network_confi
 		uint32_t addr = (uint32_t)strtoul(orphan->name + strlen(prefix), NULL, 16);
 		fill_info(&n, &c, addr);
 		struct sb_egress_dns dns = { sb_subnet_gateway(&c.subnet), n.dns_port, 0 };
-		rc = sb_egress_nft_remove(c.tag, addr, &dns, err);
+		/* the pairs of a sandbox-to-sandbox rule go with it */
+		if ((rc = sb_egress_nft_remove(c.tag, addr, &dns, err)) == 0)
+			rc = sb_nat_peers_remove(addr, err);
 		break;
 	}
 	case SB_NET_ORPHAN_BRIDGE:

@@ -38,6 +38,29 @@ static int add_profile(struct sb_egress *out, const struct sb_settings *set, con
 	return sb_error_set(err, SB_ERR_NOTFOUND, _("no allow profile named '@%s' in the configuration"), name);
 }
 
+/* A sandbox:NAME rule needs NAME in this root, with network on. */
+static int check_peers(struct sb_root *root, const struct sb_egress *e, struct sb_error *err)
+{
+	char text[SB_EGRESS_RULE_MAX];
+
+	for (size_t i = 0; i < e->n_rules; i++) {
+		const struct sb_egress_rule *r = &e->rules[i];
+		struct sb_record rec;
+		if (!r->sandbox[0])
+			continue;
+		sb_egress_rule_format(text, r);
+		if (sb_record_load(&rec, root, r->sandbox, NULL) < 0)
+			return sb_error_set(err, SB_ERR_NOTFOUND, _("allow rule '%s': no sandbox named '%s' in this state root"),
+					    text, r->sandbox);
+		int network = rec.network;
+		sb_record_clear(&rec);
+		if (!network)
+			return sb_error_set(err, SB_ERR_STATE, _("allow rule '%s': sandbox '%s' has network off"), text,
+					    r->sandbox);
+	}
+	return 0;
+}
+
 int sb_sandbox_egress_parse(struct sb_egress *out, struct sb_root *root, const char *const *allow, size_t n,
 			    struct sb_error *err)
 {
@@ -57,6 +80,8 @@ int sb_sandbox_egress_parse(struct sb_egress *out, struct sb_root *root, const c
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		}
 	}
+	if (rc == 0)
+		rc = check_peers(root, out, err);
 	if (rc < 0)
 		sb_egress_clear(out);
 	return rc;

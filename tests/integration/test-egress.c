@@ -274,3 +274,122 @@ Test(egress, profile_from_the_config)
 	cr_assert_eq(get("prof", host.addr, host.port), 0);
 	cr_assert_neq(get("prof", host.addr, host.port + 1), 0);
 }
+
+/* Serves marker.txt on ports 8080 and 8081 inside sandbox name (busybox
+ * httpd, which goes to the background itself). */
+static int serving(void *arg)
+{
+	return get(arg, "127.0.0.1", 8080) == 0 && get(arg, "127.0.0.1", 8081) == 0;
+}
+
+static void serve(char *name)
+{
+	int status;
+	char *out = sbf_sh(&f, NULL, name,
+			   "mkdir -p /tmp/w && echo " NT_MARKER " > /tmp/w/marker.txt && "
+			   "httpd -p 8080 -h /tmp/w && httpd -p 8081 -h /tmp/w",
+			   &status);
+
+	cr_assert_eq(status, 0, "httpd in %s: %s", name, out);
+	free(out);
+	cr_assert(tu_wait_for(serving, name, 10000), "the HTTP servers in %s did not come up", name);
+}
+
+/* Whether the NAT table's sandbox-to-sandbox pairs mention address. */
+static int in_peers(const char *address)
+{
+	return tu_sh("nft list set inet sandbench peers 2>/dev/null | grep -qw '%s'", address) == 0;
+}
+
+Test(egress, sandbox_to_sandbox_only_the_named_one_on_its_port)
+{
+	char svc[16], client[16], other[16];
+
+	sbf_ok(SB("create", "svc", "--image", SBF_IMAGE, "--permanent", "--network", "on"), "create svc");
+	sbf_ok(SB("create", "client", "--image", SBF_IMAGE, "--allow", "sandbox:svc:8080"), "create client");
+	/* other's policy allows the whole subnet: the bridge still isolates it */
+	sbf_ok(SB("create", "other", "--image", SBF_IMAGE, "--allow", names.subnet), "create other");
+	cr_assert_eq(sb_network_address(svc, f.root, "svc", NULL), 0);
+	cr_assert_eq(sb_network_address(client, f.root, "client", NULL), 0);
+	cr_assert_eq(sb_network_address(other, f.root, "other", NULL), 0);
+	serve("svc");
+	serve("other");
+
+	cr_assert_eq(get("client", svc, 8080), 0, "the allowed sandbox:svc:8080 did not connect");
+	cr_assert_neq(get("client", svc, 8081), 0, "another port of svc was reachable");
+	assert_denied("client", svc, 8081);
+	cr_assert_neq(get("client", other, 8080), 0, "a sandbox not named was reachable");
+	cr_assert_neq(get("other", svc, 8080), 0, "svc was reachable from a sandbox without the rule");
+	cr_assert_neq(get("svc", client, 8080), 0);
+
+	/* shown as written */
+	json_t *doc = inspect_json("client");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(json_object_get(doc, "egress"), "allow"), 0)),
+			 "sandbox:svc:8080");
+	json_decref(doc);
+	struct tu_run r = SB("network", "client");
+	cr_assert(r.status == 0 && strstr(r.out, "allow sandbox:svc:8080"), "%s %s", r.out, r.err);
+	tu_run_free(&r);
+
+	/* changes on running sandboxes apply at once */
+	sbf_ok(SB("network", "client", "--allow", "sandbox:svc:8081"), "network --allow sandbox:svc:8081");
+	cr_assert_eq(get("client", svc, 8081), 0);
+	cr_assert_neq(get("client", svc, 8080), 0);
+	sbf_ok(SB("network", "other", "--allow", "sandbox:svc"), "network --allow sandbox:svc");
+	cr_assert_eq(get("other", svc, 8080), 0);
+	cr_assert_eq(get("other", svc, 8081), 0);
+	cr_assert_neq(get("other", client, 8080), 0);
+	sbf_ok(SB("network", "other", "--reset"), "network --reset");
+	cr_assert_neq(get("other", svc, 8080), 0, "the removed rule still let other through");
+	cr_assert_not(in_peers(other));
+
+	/* rm takes the pairs along, on either side */
+	cr_assert(in_peers(client));
+	sbf_ok(SB("rm", "-f", "client"), "rm client");
+	cr_assert_not(in_peers(client), "rm left the sandbox's pairs");
+	sbf_ok(SB("network", "other", "--allow", "sandbox:svc:8080"), "network other --allow");
+	cr_assert(in_peers(svc));
+	sbf_ok(SB("rm", "-f", "svc"), "rm svc");
+	cr_assert_not(in_peers(svc), "rm left the pairs to the sandbox");
+
+	/* a new svc under the old name: other's rule reaches it at once */
+	sbf_ok(SB("create", "svc", "--image", SBF_IMAGE, "--network", "on"), "create svc again");
+	cr_assert_eq(sb_network_address(svc, f.root, "svc", NULL), 0);
+	cr_assert(in_peers(svc), "the policy naming svc was not applied again");
+	serve("svc");
+	/* the first connection, within nc's 3 s: other's neighbour entry for
+	 * svc (the bridge's MAC, by proxy ARP) must still hold (docs/egress.md) */
+	cr_assert_eq(get("other", svc, 8080), 0, "the rule did not follow the new svc");
+	cr_assert_neq(get("other", svc, 8081), 0);
+}
+
+Test(egress, bad_sandbox_rules)
+{
+	static const struct {
+		const char *rule, *says;
+	} bad[] = {
+		{ "sandbox:nosuch", "no sandbox named 'nosuch'" },
+		{ "sandbox:quiet", "sandbox 'quiet' has network off" },
+		{ "sandbox:quiet:0", "port" },
+		{ "sandbox:quiet:http", "port" },
+		{ "sandbox:", "is not sandbox:NAME" },
+		{ "sandbox:a/b", "sandbox name" },
+	};
+
+	sbf_ok(SB("create", "quiet", "--image", SBF_IMAGE, "--network", "off"), "create quiet");
+	sbf_ok(SB("create", "loud", "--image", SBF_IMAGE, "--network", "on"), "create loud");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tu_run r = SB("create", "bad", "--image", SBF_IMAGE, "--allow", bad[i].rule);
+		cr_assert_neq(r.status, 0, "%s accepted", bad[i].rule);
+		cr_assert(strstr(r.err, bad[i].rule) && strstr(r.err, bad[i].says), "%s: %s", bad[i].rule, r.err);
+		cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+		tu_run_free(&r);
+		r = SB("network", "loud", "--allow", bad[i].rule);
+		cr_assert_neq(r.status, 0, "network: %s accepted", bad[i].rule);
+		cr_assert(strstr(r.err, bad[i].says), "%s: %s", bad[i].rule, r.err);
+		tu_run_free(&r);
+	}
+	json_t *doc = inspect_json("loud");
+	cr_assert_str_eq(egress_mode(doc), "default", "a refused rule changed the policy");
+	json_decref(doc);
+}

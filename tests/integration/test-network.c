@@ -78,6 +78,11 @@ static void assert_gone(const struct sb_netinfo *n)
 	cr_assert_neq(access(n->resolv_conf, F_OK), 0);
 }
 
+static char *bridge_address(void)
+{
+	return tu_sh_out("cat /sys/class/net/%s/address", names.bridge);
+}
+
 Test(network, setup_builds_namespace_veth_address_route_and_nat)
 {
 	struct sb_netinfo a, b, again;
@@ -108,6 +113,7 @@ Test(network, setup_builds_namespace_veth_address_route_and_nat)
 	cr_assert_str_eq(out, "1");
 	free(out);
 
+	char *mac = bridge_address();
 	cr_assert_eq(sb_network_setup(&b, root, &cfg, "beta", &err), 0, "%s", err.msg);
 	cr_assert_str_neq(a.address, b.address);
 	cr_assert_str_neq(a.veth, b.veth);
@@ -128,6 +134,13 @@ Test(network, setup_builds_namespace_veth_address_route_and_nat)
 	cr_assert_eq(sb_network_teardown(root, &cfg, "alpha", &err), 0, "%s", err.msg);
 	assert_gone(&a);
 	cr_assert(nt_link_exists(names.bridge), "the bridge stays while beta uses it");
+	/* a bridge left to itself takes its lowest port's MAC: the sandboxes'
+	 * neighbour entries for their peers (proxy ARP: the bridge's MAC) would
+	 * point nowhere after a removal */
+	char *now = bridge_address();
+	cr_assert_str_eq(now, mac, "the bridge's MAC changed with its ports (%s, was %s)", now, mac);
+	free(now);
+	free(mac);
 	cr_assert(nt_netns_exists(b.netns));
 	cr_assert_eq(sb_network_teardown(root, &cfg, "beta", &err), 0, "%s", err.msg);
 	assert_gone(&b);
@@ -135,6 +148,39 @@ Test(network, setup_builds_namespace_veth_address_route_and_nat)
 	cr_assert_eq(sb_network_teardown(root, &cfg, "beta", &err), 0, "teardown is idempotent: %s", err.msg);
 	sb_netinfo_clear(&a);
 	sb_netinfo_clear(&b);
+}
+
+/* A bridge of this root made by an older version, its MAC not set (here all
+ * zeros, as after its last port went): setup pins one, from its name. */
+Test(network, an_older_bridge_gets_a_fixed_mac)
+{
+	struct sb_netinfo n, again;
+	struct sb_error err;
+	char tag[7];
+
+	cr_assert_eq(sb_network_tag(tag, root, NULL), 0);
+	cr_assert_eq(tu_sh("ip link add %s type bridge && ip link set dev %s alias sandbench:%s && "
+			   "ip link add %sx type veth peer name %sy && ip link set %sx master %s && ip link del %sx",
+			   names.bridge, names.bridge, tag, names.bridge, names.bridge, names.bridge, names.bridge,
+			   names.bridge), 0);
+	char *mac = bridge_address();
+	cr_assert_str_eq(mac, "00:00:00:00:00:00", "the test's premise");
+	free(mac);
+	cr_assert_eq(sb_network_setup(&n, root, &cfg, "old", &err), 0, "%s", err.msg);
+	net_names[0] = "old";
+	mac = bridge_address();
+	cr_assert_eq(strncmp(mac, "02:5b:", 6), 0, "%s", mac);
+	char *type = tu_sh_out("cat /sys/class/net/%s/addr_assign_type", names.bridge);
+	cr_assert_str_eq(type, "3", "not set (NET_ADDR_SET): %s", type);
+	free(type);
+	/* the next setup keeps it */
+	cr_assert_eq(sb_network_setup(&again, root, &cfg, "old", &err), 0, "%s", err.msg);
+	char *now = bridge_address();
+	cr_assert_str_eq(now, mac);
+	free(now);
+	free(mac);
+	sb_netinfo_clear(&again);
+	sb_netinfo_clear(&n);
 }
 
 Test(network, foreign_bridge_is_not_taken_over)

@@ -222,11 +222,13 @@ Test(net_config, egress_rules_parse_and_format)
 	} good[] = {
 		{ "10.0.0.0/8", "10.0.0.0/8" }, { "192.0.2.1", "192.0.2.1" }, { "192.0.2.1/32:80", "192.0.2.1:80" },
 		{ "0.0.0.0/0:443", "0.0.0.0/0:443" }, { "198.51.100.0/24:65535", "198.51.100.0/24:65535" },
+		{ "sandbox:svc", "sandbox:svc" }, { "sandbox:svc.1:8080", "sandbox:svc.1:8080" },
 		/* names: canonical in lower case, without the final dot */
 		{ "example.org", "example.org" }, { "Api.Example.ORG.:443", "api.example.org:443" },
 	};
 	static const char *const bad[] = {
 		"300.1.1.1", "x:99999", "10.0.0.1:0", "10.0.0.1:", "10.0.0.1:80x", "10.0.0.0/33", "10.0.0.1/8",
+		"sandbox:", "sandbox:svc:0", "sandbox:svc:", "sandbox:a/b", "sandbox:.x", "sandbox:svc:80:1",
 		"exa mple.org", "example.org/24", "::1", "fe80::1", "", "/8", "10.0.0.0/", "10.0.0.1:-1",
 	};
 	struct sb_egress_rule r;
