@@ -273,6 +273,9 @@ int sb_shell_resize(struct sb_shell *s, unsigned short rows, unsigned short cols
 void sb_shell_activity(struct sb_shell *s);
 /* Kills the shell's process inside the sandbox (its host side follows). */
 void sb_shell_kill(struct sb_shell *s);
+/* 1 once the backend has written the pid of the shell's process inside: its
+ * runsc exec is through its own writes (until then a full disk ends it). */
+int sb_shell_settled(const struct sb_shell *s);
 /* 1 when stop (or rm) took this shell's registration: it is being ended. */
 int sb_shell_ended_by_stop(const struct sb_shell *s);
 /* 1 and *status (exit status, 128+signal) when the shell ended; 0 when still running. */

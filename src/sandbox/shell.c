@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -280,6 +281,13 @@ void sb_shell_kill(struct sb_shell *s)
 	if (s->ipid_file && sb_box_open(&b, s->root, s->name, BOX_LOCK_NONE, 1, NULL) == 0)
 		sb_box_kill_inside(&b, s->ipid_file);
 	sb_box_close(&b);
+}
+
+int sb_shell_settled(const struct sb_shell *s)
+{
+	struct stat st;
+
+	return !s->ipid_file || (stat(s->ipid_file, &st) == 0 && st.st_size > 0);
 }
 
 int sb_shell_ended_by_stop(const struct sb_shell *s)

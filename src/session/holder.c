@@ -34,6 +34,7 @@
 #define PROMPT_MAX 512
 #define LINE_MAX_REC (64 << 10)
 #define READY_PROMPT_MS 10000             /* the longest start waits for the first prompt */
+#define SETTLE_POLL_MS 5                  /* how often start looks whether the runsc exec has settled */
 #define LOST_RETRY_MS 500                 /* how often a log that failed is tried again without new output */
 
 struct hclient {
@@ -74,6 +75,8 @@ struct holder {
 	int ready_fd;                    /* the starter waits on it until the shell's first prompt */
 	int ready_prompts;               /* prompts to see before that (the secrets' export makes one more) */
 	long long ready_at;              /* monotonic ms: ready anyway (a program without prompt marks) */
+	int ready_wanted;                /* ready but for the runsc exec settling */
+	long long settle_by;             /* monotonic ms: ready anyway */
 	unsigned long long lost;         /* output the log could not take, not yet marked in it */
 	int lost_errno;                  /* why (ENOSPC: the disk is full) */
 	long long lost_retry_at;         /* monotonic ms of the next try to write the mark */
@@ -88,6 +91,16 @@ static void say_ready(struct holder *h)
 	dprintf(h->ready_fd, "OK %ld", (long)getpid());
 	close(h->ready_fd);
 	h->ready_fd = -1;
+}
+
+/* Ready once the runsc exec has written its last file too: a disk that
+ * fills right after start returned would otherwise end it (its write of the
+ * pid inside fails, and it exits 128). */
+static void want_ready(struct holder *h)
+{
+	h->ready_wanted = 1;
+	if (h->ready_fd >= 0 && (sb_shell_settled(h->shell) || sb_clock_monotonic_ms() >= h->settle_by))
+		say_ready(h);
 }
 
 static void fail_ready(int fd, int code, const char *msg)
@@ -270,7 +283,7 @@ static void out_mark(void *arg, const char *body)
 		free(text);
 		h->in_prompt = 0;
 		if (--h->ready_prompts <= 0 && !h->prompt_more && h->inq.len == h->inq_off)
-			say_ready(h);
+			want_ready(h);
 	}
 }
 
@@ -710,8 +723,10 @@ static int poll_timeout(const struct holder *h)
 {
 	long long next = h->flush_at;
 
-	if (h->ready_fd >= 0 && (!next || h->ready_at < next))
+	if (h->ready_fd >= 0 && !h->ready_wanted && (!next || h->ready_at < next))
 		next = h->ready_at;
+	if (h->ready_fd >= 0 && h->ready_wanted && (!next || sb_clock_monotonic_ms() + SETTLE_POLL_MS < next))
+		next = sb_clock_monotonic_ms() + SETTLE_POLL_MS;
 	if (h->lost && (!next || h->lost_retry_at < next))
 		next = h->lost_retry_at;
 	if (!next)
@@ -741,8 +756,8 @@ static void serve(struct holder *h)
 			open = 0;
 		if (h->flush_at && sb_clock_monotonic_ms() >= h->flush_at)
 			redact_flush(h);
-		if (h->ready_fd >= 0 && sb_clock_monotonic_ms() >= h->ready_at)
-			say_ready(h);
+		if (h->ready_fd >= 0 && (h->ready_wanted || sb_clock_monotonic_ms() >= h->ready_at))
+			want_ready(h);
 		if (h->lost && sb_clock_monotonic_ms() >= h->lost_retry_at)
 			mark_lost(h);
 		if (pfd[1].revents) {
@@ -800,7 +815,7 @@ static void finish(struct holder *h)
 	describe_end(h, status);
 	add_event(h, SB_EVENT_EXIT, SB_SOURCE_AGENT, status, h->st.reason, strlen(h->st.reason));
 	h->st.state = SB_SESSION_EXITED;
-	sess_status_write(h->dfd, &h->st, NULL);
+	sess_status_write(h->dfd, &h->st, SESS_STATUS_FROM_SPARE, NULL);
 	unlinkat(h->dfd, SESS_SOCK, 0);
 	long long deadline = sb_clock_monotonic_ms() + 1000;
 	for (size_t i = 0; i < h->n_clients; i++) {
@@ -920,7 +935,7 @@ static int setup(struct holder *h, struct sb_error *err)
 			break;
 	add_event(h, h->st.restarts ? SB_EVENT_RESTART : SB_EVENT_START, SB_SOURCE_AGENT, -1, cmd.data, cmd.len);
 	sb_buf_clear(&cmd);
-	return sess_status_write(h->dfd, &h->st, err);
+	return sess_status_write(h->dfd, &h->st, SESS_STATUS_KEEP_SPARE, err);
 }
 
 void sess_holder_main(const struct holder_args *a)
@@ -929,6 +944,7 @@ void sess_holder_main(const struct holder_args *a)
 		.a = a, .dfd = a->dir->dfd, .listen_fd = -1, .events_fd = -1, .master = -1, .ready_fd = a->ready_fd,
 		.ready_prompts = a->opts->n_secrets ? 2 : 1,   /* the export's prompt follows the first */
 		.ready_at = sb_clock_monotonic_ms() + (a->opts->argv ? 0 : READY_PROMPT_MS),
+		.settle_by = sb_clock_monotonic_ms() + READY_PROMPT_MS,
 	};
 	const int keep[] = { a->lock_fd, a->ready_fd, a->dir->dfd };
 	struct sb_error err;
@@ -939,7 +955,7 @@ void sess_holder_main(const struct holder_args *a)
 	if (setup(&h, &err) < 0)
 		fail_ready(a->ready_fd, err.code, err.msg);
 	if (a->opts->argv)
-		say_ready(&h);
+		want_ready(&h);
 	serve(&h);
 	say_ready(&h);
 	finish(&h);

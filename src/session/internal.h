@@ -17,6 +17,8 @@
 #define SESS_LOCK "lock"                 /* flock'd by the live holder for its whole life */
 #define SESS_SOCK "sock"                 /* the holder's socket (0600) */
 #define SESS_STATUS "status.json"
+#define SESS_STATUS_SPARE "status.spare"  /* the end's record, written at start at its final size */
+#define SESS_STATUS_SIZE 4096             /* status.json's size: the record padded with blanks */
 #define SESS_EVENTS "events.jsonl"
 #define SESS_EVENTS_OLD "events.old.jsonl"
 #define SESS_LOG_PREFIX "out."           /* out.<20-digit start offset>: the output log's segments */
@@ -132,7 +134,13 @@ struct sess_status {
 	int restarts;
 	unsigned long long lost;          /* output the log could not take (a full disk) */
 };
-int sess_status_write(int dfd, const struct sess_status *st, struct sb_error *err);
+enum sess_status_how {
+	SESS_STATUS_PLAIN,               /* a new file renamed over status.json */
+	SESS_STATUS_KEEP_SPARE,          /* that, and status.spare for the end */
+	SESS_STATUS_FROM_SPARE,          /* status.spare overwritten in place and renamed: no allocation, so a
+					  * full disk cannot keep the end from being recorded; else PLAIN */
+};
+int sess_status_write(int dfd, const struct sess_status *st, enum sess_status_how how, struct sb_error *err);
 /* SB_ERR_NOTFOUND when there is none. */
 int sess_status_read(struct sess_status *st, int dfd, struct sb_error *err);
 json_t *sess_status_json(const struct sess_status *st, unsigned long long offset, unsigned long long first,

@@ -257,7 +257,7 @@ static int gc_session(struct sess_dir *d, int dry_run)
 		st.state = SB_SESSION_EXITED;
 		snprintf(st.reason, sizeof(st.reason), "%s", _("its holder died"));
 		if (!dry_run)
-			sess_status_write(d->dfd, &st, NULL);
+			sess_status_write(d->dfd, &st, SESS_STATUS_PLAIN, NULL);
 	}
 	return stale;
 }

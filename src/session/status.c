@@ -1,6 +1,9 @@
 /* status.json: the holder's pid, the state and why it ended. Written whole
  * (atomically) at start and at the end; a holder that died without writing
- * its end is known by its free lock. */
+ * its end is known by its free lock. The end must survive a full disk: the
+ * start also writes a spare record at its final size, which the end
+ * overwrites in place (no block to allocate) and renames over status.json
+ * (a rename onto an existing name allocates nothing either). */
 #include "config.h"
 
 #include <errno.h>
@@ -65,25 +68,65 @@ void sess_status_from_json(struct sess_status *st, unsigned long long *offset, u
 		*watchers = (int)num(doc, "watchers");
 }
 
-int sess_status_write(int dfd, const struct sess_status *st, struct sb_error *err)
+/* The record padded with blanks to SESS_STATUS_SIZE (JSON allows them after
+ * the value), so that every write of it covers the same blocks. */
+static char *status_text(const struct sess_status *st, size_t *len)
 {
 	json_t *doc = sess_status_json(st, 0, 0, NULL, 0);
 	char *text = doc ? sb_json_dumps(doc, JSON_COMPACT) : NULL;
+	char *padded = text ? malloc(SESS_STATUS_SIZE) : NULL;
+	size_t n = text ? strlen(text) : 0;
+
+	json_decref(doc);
+	if (padded && n <= SESS_STATUS_SIZE) {
+		memcpy(padded, text, n);
+		memset(padded + n, ' ', SESS_STATUS_SIZE - n);
+		*len = SESS_STATUS_SIZE;
+	} else {
+		free(padded);
+		padded = NULL;
+	}
+	free(text);
+	return padded;
+}
+
+/* Writes text to name from offset 0 and syncs it; create: a new file, else
+ * the existing one in place. -1 and errno on failure. */
+static int put_file(int dfd, const char *name, int create, const char *text, size_t len)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_TRUNC : 0), 0600);
+	int rc = fd >= 0 && pwrite(fd, text, len, 0) == (ssize_t)len && fsync(fd) == 0 ? 0 : -1;
+	int e = errno;
+
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return rc;
+}
+
+static int put_status(int dfd, const char *name, int create, const char *text, size_t len)
+{
+	return put_file(dfd, name, create, text, len) == 0 && renameat(dfd, name, dfd, SESS_STATUS) == 0 ? 0 : -1;
+}
+
+int sess_status_write(int dfd, const struct sess_status *st, enum sess_status_how how, struct sb_error *err)
+{
+	size_t len = 0;
+	char *text = status_text(st, &len);
 	char tmp[64];
 	int rc = 0;
 
-	json_decref(doc);
 	if (!text)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	snprintf(tmp, sizeof(tmp), SESS_STATUS ".%ld", (long)getpid());
-	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	size_t len = strlen(text);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) < 0 || renameat(dfd, tmp, dfd, SESS_STATUS) < 0) {
+	if (how == SESS_STATUS_FROM_SPARE && put_status(dfd, SESS_STATUS_SPARE, 0, text, len) == 0)
+		rc = 0;
+	else if (put_status(dfd, tmp, 1, text, len) < 0) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write a session's status"));
 		unlinkat(dfd, tmp, 0);
-	}
-	if (fd >= 0)
-		close(fd);
+	} else if (how == SESS_STATUS_KEEP_SPARE && put_file(dfd, SESS_STATUS_SPARE, 1, text, len) < 0)
+		/* the spare for the end: this record, at the same size, on disk now */
+		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write a session's status"));
 	free(text);
 	return rc;
 }

@@ -355,6 +355,63 @@ Test(full_disk, session_output_lost_on_a_full_disk_is_marked_and_logging_resumes
 	tu_run_free(&r);
 }
 
+/* The session's entry in session ls --json (a reference into doc). */
+static json_t *session_entry(json_t **doc, const char *id)
+{
+	struct tu_run r = tu_sandbench(f.dir, NULL, "session", "ls", "s1", "--json", NULL);
+	size_t i;
+	json_t *e, *found = NULL;
+
+	*doc = r.status == 0 ? json_loads(r.out, 0, NULL) : NULL;
+	json_array_foreach(*doc, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "id")) ?: "", id) == 0)
+			found = e;
+	tu_run_free(&r);
+	return found;
+}
+
+static int session_exited(void *arg)
+{
+	json_t *doc;
+	json_t *e = session_entry(&doc, arg);
+	int exited = e && strcmp(json_string_value(json_object_get(e, "state")) ?: "", "exited") == 0;
+
+	json_decref(doc);
+	return exited;
+}
+
+/* The disk fills the moment session start returns, nothing sent through
+ * first: the session lives on (start returned only once its runsc exec had
+ * written its last file), and when it ends on the still full disk, its
+ * holder records why (the end's status record was put on disk at start). */
+Test(full_disk, session_started_as_the_disk_fills_lives_and_records_its_end)
+{
+	sbf_ok(sbr("create", "s1", "--image", SBF_IMAGE, NULL, NULL), "create");
+	struct tu_run r = sbr("session", "start", "s1", "e", NULL, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	fill(0);
+
+	json_t *doc;
+	json_t *e = session_entry(&doc, "e");
+	cr_assert(e, "session ls on a full disk lists no session 'e'");
+	cr_assert_str_eq(json_string_value(json_object_get(e, "state")), "running", "reason: %s",
+			 json_string_value(json_object_get(e, "reason")));
+	json_decref(doc);
+	cr_assert_eq(avail_bytes(), 0, "the disk is not full");
+
+	r = sbr("session", "send", "s1", "e", "--", "exit 7");
+	cr_assert_eq(r.status, 0, "send on a full disk: %s", r.err);
+	tu_run_free(&r);
+	cr_assert(tu_wait_for(session_exited, "e", 20000), "the session did not end");
+	e = session_entry(&doc, "e");
+	cr_assert(e);
+	const char *reason = json_string_value(json_object_get(e, "reason"));
+	cr_assert(reason && strstr(reason, "exited with status 7"), "reason on a full disk: %s", reason);
+	cr_assert_eq(json_integer_value(json_object_get(e, "exit_code")), 7);
+	json_decref(doc);
+}
+
 /* The pull suite: Debian's docker-registry (regfixture) serving the layered
  * test image uncompressed, into a state root on the loop file system. */
 static void pull_setup(void)
