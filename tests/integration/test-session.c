@@ -796,6 +796,15 @@ static long long activity_of(const char *name)
 	return at;
 }
 
+static int sleeping(void *name)
+{
+	struct tu_run r = tu_sandbench(f.dir, NULL, "exec", name, "--", "sh", "-c", "ps | grep -c '[s]leep 1000'", NULL);
+	int yes = r.status == 0 && !strcmp(r.out, "1\n");
+
+	tu_run_free(&r);
+	return yes;
+}
+
 /* Input is activity; output and watching are not. An interrupt ends the
  * foreground job only; Ctrl-] detaches and hands control back; `send -`
  * types standard input. */
@@ -828,6 +837,8 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 	cr_assert_eq(sb_session_connect(&s, f.root, "at", "0", &err), 0, "%s", err.msg);
 	cr_assert_eq(sb_session_send(s, &off, "sleep 1000\n", 11, SB_SOURCE_AGENT, &err), 0, "%s", err.msg);
 	sb_session_close(s);
+	/* an interrupt before the job runs would reach the prompt instead */
+	cr_assert(tu_wait_for(sleeping, "at", WAIT_MS), "the job never started");
 	struct tu_run t = tu_sandbench(f.dir, NULL, "session", "kill", "at", "0", "--signal", "INT", NULL);
 	cr_assert_eq(t.status, 0, "%s", t.err);
 	tu_run_free(&t);
