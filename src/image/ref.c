@@ -52,6 +52,13 @@ static int valid_host(const char *h)
 	return *h && strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") == strlen(h);
 }
 
+/* The length of sb_image_ref_format's text. */
+static size_t full_length(const struct sb_image_ref *ref)
+{
+	return strlen(ref->registry) + 1 + strlen(ref->repository) + (ref->tag ? 1 + strlen(ref->tag) : 0) +
+	       (ref->digest ? 1 + strlen(ref->digest) : 0);
+}
+
 int sb_image_ref_parse(struct sb_image_ref *ref, const char *s, struct sb_error *err)
 {
 	char *copy, *name, *at, *slash, *colon;
@@ -111,6 +118,11 @@ int sb_image_ref_parse(struct sb_image_ref *ref, const char *s, struct sb_error 
 	if (!valid_host(ref->registry) || !valid_repository(ref->repository))
 		rc = sb_error_set(err, SB_ERR_INVALID,
 				  _("invalid image reference '%s': names are lowercase letters, digits and . _ - separated by /"), s);
+	/* what is stored and compared is the full form, which must parse again */
+	else if (full_length(ref) > MAX_REF_LEN)
+		rc = sb_error_set(err, SB_ERR_INVALID,
+				  _("invalid image reference '%s': longer than %d characters with its registry and tag"), s,
+				  MAX_REF_LEN);
 out:
 	free(copy);
 	if (rc < 0)

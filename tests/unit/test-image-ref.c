@@ -65,6 +65,23 @@ Test(image_ref, rejects_bad_references)
 	}
 }
 
+/* A reference whose full form (registry, library/, tag) would not parse
+ * again is refused, though its short form fits (found by fuzz-image-ref). */
+Test(image_ref, full_form_must_fit)
+{
+	char s[600];
+	struct sb_image_ref ref;
+	struct sb_error err;
+
+	memset(s, 'a', 500);
+	s[500] = '\0';
+	cr_assert_eq(sb_image_ref_parse(&ref, s, &err), SB_ERR_INVALID);
+	cr_assert(strstr(err.msg, "longer than 512"), "%s", err.msg);
+	s[480] = '\0';
+	cr_assert_eq(sb_image_ref_parse(&ref, s, &err), 0, "%s", err.msg);
+	sb_image_ref_clear(&ref);
+}
+
 /* Images made here are named under localhost/, never under Docker Hub. */
 Test(image_ref, local_names)
 {
