@@ -143,6 +143,11 @@ int sb_egress_rule_parse(struct sb_egress_rule *out, const char *text, struct sb
 				return sb_error_set(err, SB_ERR_INVALID,
 						    _("allow rule '%s': '%s' is not a host name (letters, digits, '-' and '_' in "
 						      "dot-separated labels)"), text, addr);
+			/* its canonical text with a port would read as sandbox:PORT */
+			if (!strcmp(out->name, "sandbox"))
+				return sb_error_set(err, SB_ERR_INVALID,
+						    _("allow rule '%s': the host name 'sandbox' is taken by the "
+						      "sandbox:NAME[:PORT] rules"), text);
 			out->prefix = 32;
 			out->port = (int)port;
 			return 0;

@@ -230,6 +230,8 @@ Test(net_config, egress_rules_parse_and_format)
 		"300.1.1.1", "x:99999", "10.0.0.1:0", "10.0.0.1:", "10.0.0.1:80x", "10.0.0.0/33", "10.0.0.1/8",
 		"sandbox:", "sandbox:svc:0", "sandbox:svc:", "sandbox:a/b", "sandbox:.x", "sandbox:svc:80:1",
 		"exa mple.org", "example.org/24", "::1", "fe80::1", "", "/8", "10.0.0.0/", "10.0.0.1:-1",
+		/* found by fuzz-egress: these formatted as sandbox:30 */
+		"sandbOx:30", "sandbox.:30", "SANDBOX",
 	};
 	struct sb_egress_rule r;
 	struct sb_error err;
