@@ -708,14 +708,11 @@ static int attach_shows(struct attached *a, const char *want)
 	return attach_shows_within(a, want, WAIT_MS);
 }
 
-/* its input closed (a watcher: SIGTERM), then its exit */
-static int attach_end(struct attached *a, int term)
+/* its exit (killed after the deadline), reading what it shows meanwhile; its
+ * output end is closed, its input end is the caller's */
+static int attach_reap(struct attached *a)
 {
 	int status = -1;
-
-	close(a->in);
-	if (term)
-		kill(a->pid, SIGTERM);
 	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
 	while (waitpid(a->pid, &status, WNOHANG) == 0 && sb_clock_monotonic_ms() < deadline) {
 		struct pollfd p = { .fd = a->out, .events = POLLIN };
@@ -731,6 +728,25 @@ static int attach_end(struct attached *a, int term)
 	close(a->out);
 	sb_buf_clear(&a->seen);
 	return status;
+}
+
+/* its input closed (a watcher: SIGTERM), then its exit */
+static int attach_end(struct attached *a, int term)
+{
+	close(a->in);
+	if (term)
+		kill(a->pid, SIGTERM);
+	return attach_reap(a);
+}
+
+/* a sandbox of the busybox image with session 0 running in it */
+static void box_with_session(const char *name)
+{
+	struct sb_session_info info;
+
+	create_box(&f, name, SBF_IMAGE);
+	start_lib(&f, name, "0", NULL, &info);
+	sb_session_info_clear(&info);
 }
 
 /* session 0 of the sandbox has this many watchers */
@@ -751,13 +767,10 @@ static int watched(void *arg)
 
 Test(session, attach_watches_and_takes_control)
 {
-	struct sb_session_info info;
 	struct sb_session_read_result r;
 	struct attached a;
 
-	create_box(&f, "at", SBF_IMAGE);
-	start_lib(&f, "at", "0", NULL, &info);
-	sb_session_info_clear(&info);
+	box_with_session("at");
 	run_lib(&f, "at", "0", "echo backlog-line\n", NULL, &r);
 	sb_session_read_result_clear(&r);
 
@@ -810,13 +823,10 @@ static int sleeping(void *name)
  * types standard input. */
 Test(session, activity_interrupt_detach_and_input_from_stdin)
 {
-	struct sb_session_info info;
 	struct sb_session_read_result r;
 	struct attached a;
 
-	create_box(&f, "at", SBF_IMAGE);
-	start_lib(&f, "at", "0", NULL, &info);
-	sb_session_info_clear(&info);
+	box_with_session("at");
 
 	/* the guest's sleep makes its output come 2 s after the input */
 	struct sb_session *s;
@@ -853,12 +863,9 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 	cr_assert_eq(write(a.in, "echo by-hand\r", 13), 13);
 	cr_assert(attach_shows(&a, "\nby-hand"), "%s", a.seen.data ? a.seen.data : "");
 	cr_assert_eq(write(a.in, "\x1d", 1), 1);
-	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
-	int status = -1;
-	while (waitpid(a.pid, &status, WNOHANG) == 0 && sb_clock_monotonic_ms() < deadline)
-		poll(NULL, 0, 20);
+	int status = attach_reap(&a);
+	close(a.in);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "Ctrl-] ends attach with its input still open: %d", status);
-	attach_end(&a, 0);
 
 	/* `send -`: the input comes from standard input, as it is */
 	char *bin = tu_buildpath("sandbench");
@@ -875,13 +882,10 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 /* On a terminal, attach follows its size: a resize reaches the session's pty. */
 Test(session, attach_on_a_terminal_follows_its_size)
 {
-	struct sb_session_info info;
 	int master, slave;
 	char *bin = tu_buildpath("sandbench");
 
-	create_box(&f, "tty", SBF_IMAGE);
-	start_lib(&f, "tty", "0", NULL, &info);
-	sb_session_info_clear(&info);
+	box_with_session("tty");
 	cr_assert_eq(openpty(&master, &slave, NULL, NULL, &(struct winsize){ .ws_row = 24, .ws_col = 80 }), 0);
 	pid_t pid = fork();
 	if (pid == 0) {

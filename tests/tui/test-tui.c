@@ -75,7 +75,7 @@ static int open_gate(int timeout_ms)
 	return up;
 }
 
-static int refill_ended(void *root)
+int tui_refill_ended(void *root)
 {
 	return !sb_pool_refilling(root);
 }
@@ -107,7 +107,7 @@ static void teardown(void)
 
 	if (sb_root_open(&root, root_dir, NULL) == 0) {
 		/* a warm pool's detached refill ends by itself: then its members go */
-		tu_wait_for(refill_ended, root, WAIT);
+		tu_wait_for(tui_refill_ended, root, WAIT);
 		sb_pool_remove(NULL, root, NULL, NULL);
 		if (sb_sandbox_list(&list, &n, root, NULL) == 0) {
 			for (size_t i = 0; i < n; i++)
@@ -983,49 +983,4 @@ Test(tui, session_refusals_end_and_bad_copy_paths)
 	free(missing);
 	quit(t);
 	cli_ok("rm", "alpha", NULL, NULL, NULL, NULL);
-}
-
-/* A service sandbox lists with its health, which follows the service, and
- * its details name the service and its health check. */
-Test(tui, a_service_lists_with_its_health)
-{
-	struct tu_run r = tu_sandbench(root_dir, NULL, "create", "svc", "--image", image, "--service", "touch /tmp/ok; exec sleep 100000",
-			 "--health", "test -f /tmp/ok", "--health-interval", "1s", NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_run_free(&r);
-	struct tui *t = open_tui(NULL, NULL);
-
-	cr_assert_eq(tui_wait_row(t, "svc", "running (healthy)", WAIT), 0, "%s", tui_screen(t));
-	cr_assert_eq(tui_wait_text(t, "Health check", WAIT), 0, "%s", tui_screen(t));
-	cr_assert_eq(tui_wait_text(t, "test -f /tmp/ok", WAIT), 0, "%s", tui_screen(t));
-	r = tu_sandbench(root_dir, NULL, "exec", "svc", "--", "rm", "/tmp/ok", NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_run_free(&r);
-	cr_assert_eq(tui_wait_row(t, "svc", "running (unhealthy)", WAIT), 0, "%s", tui_screen(t));
-	quit(t);
-}
-
-/* The warm pool's members are no rows: a count in the title, which follows
- * a claim and the pool's removal. */
-Test(tui, warm_pool_is_a_count_in_the_title_not_rows)
-{
-	cli_ok("pool", "set", image, "--size", "1", NULL);
-	cli_ok("pool", "refill", NULL, NULL, NULL, NULL);
-	struct tui *t = open_tui(NULL, NULL);
-
-	cr_assert_eq(tui_wait_text(t, "pool 1/1 ready", WAIT), 0, "%s", tui_screen(t));
-	cr_assert_null(strstr(tui_screen(t), SB_POOL_PREFIX), "a member is listed: %s", tui_screen(t));
-	cli_ok("create", "claimed", "--image", image, NULL, NULL);
-	cr_assert_eq(tui_wait_row(t, "claimed", "running", WAIT), 0, "%s", tui_screen(t));
-	/* the claimer's refill boots a replacement, which is no row either */
-	cr_assert_eq(tui_wait_text(t, "pool 1/1 ready", WAIT), 0, "%s", tui_screen(t));
-	cr_assert_null(strstr(tui_screen(t), SB_POOL_PREFIX), "a member is listed: %s", tui_screen(t));
-	struct sb_root *root;
-	cr_assert_eq(sb_root_open(&root, root_dir, NULL), 0);
-	tu_wait_for(refill_ended, root, WAIT);
-	sb_root_close(root);
-	cli_ok("pool", "rm", "--all", NULL, NULL, NULL);
-	cr_assert_eq(tui_wait_gone(t, "ready ", WAIT), 0, "%s", tui_screen(t));
-	cr_assert_eq(tui_wait_row(t, "claimed", "running", WAIT), 0, "the claimed sandbox is no member: %s", tui_screen(t));
-	quit(t);
 }

@@ -22,5 +22,7 @@ char *cli_state(const char *name);
 /* The workbench at 40x120 on the root, once it has drawn. */
 struct tui *open_tui(const char *extra, const char *const *env);
 void quit(struct tui *t);
+/* tu_wait_for condition: no warm-pool refill runs on the root (a struct sb_root *) */
+int tui_refill_ended(void *root);
 
 #endif
