@@ -15,7 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sb_settings_load(&s, fuzz_root(), NULL) < 0)
 		return 0;
 	FUZZ_CHECK(s.kind == SB_KIND_TEMPORARY || s.kind == SB_KIND_PERMANENT);
-	FUZZ_CHECK(s.expiry_action == SB_EXPIRY_RM || s.expiry_action == SB_EXPIRY_STOP);
+	FUZZ_CHECK(s.expiry_action == SB_EXPIRY_RM || s.expiry_action == SB_EXPIRY_STOP ||
+		   s.expiry_action == SB_EXPIRY_PAUSE);
+	FUZZ_CHECK(s.expiry_stop_after >= 0);
+	FUZZ_CHECK(s.expiry_action == SB_EXPIRY_PAUSE || s.expiry_stop_after == 0);
 	FUZZ_CHECK(s.idle_timeout > 0 && (s.network == 0 || s.network == 1));
 	FUZZ_CHECK(s.network_private == 0 || s.network_private == 1);
 	FUZZ_CHECK(memchr(s.network_bridge, '\0', sizeof(s.network_bridge)));
