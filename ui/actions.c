@@ -410,7 +410,7 @@ static int job_gc(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, struc
 		ui_job_result(ctx, "  %-9s %s: %s", items[i].kind, items[i].name, _(items[i].action));
 	}
 	free(items);
-	sb_session_gc(&stale, &n_stale, root, flags & SB_GC_DRY_RUN, NULL);
+	sb_session_gc(&stale, &n_stale, root, (flags & SB_GC_DRY_RUN) != 0, NULL);
 	for (size_t i = 0; i < n_stale; i++)
 		ui_job_result(ctx, "  %-9s %s: %s", "session", stale[i], _("cleaned the session of a dead holder"));
 	sb_session_names_free(stale, n_stale);

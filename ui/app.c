@@ -820,7 +820,10 @@ static int start_curses(void)
 	if (tcgetattr(STDIN_FILENO, &saved_tio) < 0 || !initscr())
 		return -1;
 	curses_on = 1;
-	atexit(restore_terminal);
+	if (atexit(restore_terminal) != 0) {
+		restore_terminal();
+		return -1;
+	}
 	raw();
 	noecho();
 	keypad(stdscr, TRUE);

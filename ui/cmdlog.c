@@ -139,11 +139,11 @@ static void copy_osc52(const char *text)
 		v |= i + 2 < len ? (unsigned char)text[i + 2] : 0;
 		out[o++] = b64[(v >> 18) & 63];
 		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? b64[v & 63] : '=';
+		out[o++] = (char)(i + 1 < len ? b64[(v >> 6) & 63] : '=');
+		out[o++] = (char)(i + 2 < len ? b64[v & 63] : '=');
 	}
 	out[o++] = '\a';
-	fflush(stdout);
+	(void)fflush(stdout); /* curses' output first; a failure shows in the write */
 	if (write(STDOUT_FILENO, out, o) < 0) {
 		/* no terminal to copy to: nothing to do */
 	}

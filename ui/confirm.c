@@ -86,7 +86,7 @@ void ui_confirm_remove(struct ui_app *app, const struct sb_sandbox_info *s)
 			  sb_mount_mode_name(s->rec.mounts[i].mode), s->rec.mounts[i].path);
 	if (!s->rec.exchange && !s->rec.n_mounts)
 		len = ui_confirm_cat(text, sizeof(text), len, "%s\n", _("  - nothing else: it had no exchange folder or host folders"));
-	len = ui_confirm_cat(text, sizeof(text), len, _("  - the image %s\n"), s->rec.image_ref && *s->rec.image_ref ? s->rec.image_ref : s->rec.image_digest);
+	ui_confirm_cat(text, sizeof(text), len, _("  - the image %s\n"), s->rec.image_ref && *s->rec.image_ref ? s->rec.image_ref : s->rec.image_digest);
 	snprintf(title, sizeof(title), _("Remove sandbox '%s'?"), s->rec.name);
 	ui_confirm_open(app, title, text, _("Remove"), do_remove, s->rec.name);
 	free(exchange);

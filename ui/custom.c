@@ -58,10 +58,11 @@ static int expand_var(char *word, size_t *len, const char **p, const struct ui_c
 		if (strlen(var_names[i]) != n || strncmp(var_names[i], s, n))
 			continue;
 		const char *val = var_value(v, i);
-		if (*len + strlen(val) >= WORD_MAX)
+		size_t vlen = strlen(val);
+		if (*len + vlen >= WORD_MAX)
 			return fail(why, size, _("a word is longer than %d bytes"), WORD_MAX);
-		memcpy(word + *len, val, strlen(val));
-		*len += strlen(val);
+		memcpy(word + *len, val, vlen + 1); /* with its NUL: room checked above */
+		*len += vlen;
 		*p = s + n + brace;
 		return 1;
 	}

@@ -36,7 +36,8 @@ void ui_event_add(struct ui_app *app, int error, const char *fmt, ...)
 	}
 	e = &events[(first + n_events++) % EVENTS_MAX];
 	localtime_r(&t, &tm);
-	strftime(e->time, sizeof(e->time), "%H:%M:%S", &tm);
+	if (strftime(e->time, sizeof(e->time), "%H:%M:%S", &tm) == 0)
+		e->time[0] = '\0';
 	e->error = error;
 	va_start(ap, fmt);
 	vsnprintf(e->text, sizeof(e->text), fmt, ap);

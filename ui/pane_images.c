@@ -382,9 +382,7 @@ static int action(struct ui_app *app, enum ui_action a)
 		ui_job_start(app, _("prune --dry-run"), job_prune, &dry, prune_planned, NULL);
 		return 1;
 	}
-	case UI_ACT_CREATE:
-		return 0;   /* the form starts with the selected image */
-	default:
+	default:   /* UI_ACT_CREATE too: the form starts with the selected image */
 		return 0;
 	}
 }

@@ -346,9 +346,8 @@ static void draw(struct ui_app *app, WINDOW *w, int focused)
 			cell_text(app, s, c, buf, sizeof(buf));
 			if (!sel && c == UI_COL_STATE)
 				a = ui_theme_attr(state_role(s->rec.state));
-			else if (!sel && c == UI_COL_NET && s->rec.network)
-				a = ui_theme_attr(UI_ROLE_WARN);
-			else if (!sel && c == UI_COL_EXPIRES && s->expires_in >= 0 && s->expires_in < 60)
+			else if (!sel && ((c == UI_COL_NET && s->rec.network) ||
+					  (c == UI_COL_EXPIRES && s->expires_in >= 0 && s->expires_in < 60)))
 				a = ui_theme_attr(UI_ROLE_WARN);
 			if (c == UI_COL_IMAGE)
 				fit_image(buf, wd[c]);
@@ -455,8 +454,8 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	}
 	time_t created = (time_t)s->rec.created;
 	struct tm tm;
-	localtime_r(&created, &tm);
-	strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", &tm);
+	if (!localtime_r(&created, &tm) || !strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(t, sizeof(t), "%lld", (long long)created); /* out of localtime's range */
 	line_pair(line, ctx, _("Created"), t, 0);
 	snprintf(buf, sizeof(buf), "%zu", ui_shells_count(app, s->rec.name));
 	line_pair(line, ctx, _("Shells"), buf, 0);

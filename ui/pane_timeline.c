@@ -225,8 +225,8 @@ static void when(char *buf, size_t size, long long ms)
 	time_t secs = (time_t)(ms / 1000);
 	struct tm tm;
 
-	localtime_r(&secs, &tm);
-	strftime(buf, size, "%m-%d %H:%M:%S", &tm);
+	if (!localtime_r(&secs, &tm) || !strftime(buf, size, "%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "%lld", (long long)secs); /* out of localtime's range */
 }
 
 static void result(char *buf, size_t size, const struct tl_row *r)

@@ -114,7 +114,7 @@ int ui_shell_attach(struct ui_app *app, const char *name)
 
 	if (!ui_app_find_sandbox(app, name) || !(shell = pick_shell(app, name)))
 		return -1;
-	list = realloc(app->shells, sizeof(*list) * (app->n_shells + 1));
+	list = realloc(app->shells, sizeof(struct ui_shell *) * (app->n_shells + 1));
 	if (list)
 		app->shells = list;
 	else
@@ -139,7 +139,7 @@ static void drop(struct ui_app *app, size_t i, const char *why)
 	ui_pty_free(sh->pty);
 	ui_term_free(sh->term);
 	free(sh);
-	memmove(app->shells + i, app->shells + i + 1, sizeof(*app->shells) * (app->n_shells - i - 1));
+	memmove(app->shells + i, app->shells + i + 1, sizeof(struct ui_shell *) * (app->n_shells - i - 1));
 	app->n_shells--;
 	if (app->focus_shell == (int)i)
 		app->focus_shell = -1;

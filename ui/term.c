@@ -92,7 +92,7 @@ static void clear_row(struct ui_term *t, struct ui_term_cell *row, int from, int
 
 static struct ui_term_cell **alloc_buffer(int rows, int cols)
 {
-	struct ui_term_cell **b = calloc((size_t)rows, sizeof(*b));
+	struct ui_term_cell **b = calloc((size_t)rows, sizeof(struct ui_term_cell *));
 
 	for (int r = 0; b && r < rows; r++) {
 		if (!(b[r] = calloc((size_t)cols, sizeof(**b)))) {
@@ -234,15 +234,15 @@ static int cb_scrollrect(VTermRect rect, int downward, int rightward, void *user
 		if (t->active == PRIMARY && rect.start_row == 0)
 			for (int i = 0; i < n; i++)
 				push_history(t, rows[i]);
-		memcpy(saved, rows + rect.start_row, sizeof(*saved) * (size_t)n);
-		memmove(rows + rect.start_row, rows + rect.start_row + n, sizeof(*rows) * (size_t)(height - n));
-		memcpy(rows + rect.end_row - n, saved, sizeof(*saved) * (size_t)n);
+		memcpy(saved, rows + rect.start_row, sizeof(struct ui_term_cell *) * (size_t)n);
+		memmove(rows + rect.start_row, rows + rect.start_row + n, sizeof(struct ui_term_cell *) * (size_t)(height - n));
+		memcpy(rows + rect.end_row - n, saved, sizeof(struct ui_term_cell *) * (size_t)n);
 		for (int i = rect.end_row - n; i < rect.end_row; i++)
 			clear_row(t, rows[i], 0, t->cols);
 	} else {
-		memcpy(saved, rows + rect.end_row - n, sizeof(*saved) * (size_t)n);
-		memmove(rows + rect.start_row + n, rows + rect.start_row, sizeof(*rows) * (size_t)(height - n));
-		memcpy(rows + rect.start_row, saved, sizeof(*saved) * (size_t)n);
+		memcpy(saved, rows + rect.end_row - n, sizeof(struct ui_term_cell *) * (size_t)n);
+		memmove(rows + rect.start_row + n, rows + rect.start_row, sizeof(struct ui_term_cell *) * (size_t)(height - n));
+		memcpy(rows + rect.start_row, saved, sizeof(struct ui_term_cell *) * (size_t)n);
 		for (int i = rect.start_row; i < rect.start_row + n; i++)
 			clear_row(t, rows[i], 0, t->cols);
 	}
@@ -400,9 +400,9 @@ static int cb_resize(int rows, int cols, VTermPos *delta, void *user)
 		if (pop) {
 			struct ui_term_cell *saved[512];
 			int n = pop < 512 ? pop : 512;
-			memcpy(saved, t->buf[PRIMARY] + used, sizeof(*saved) * (size_t)n);
-			memmove(t->buf[PRIMARY] + n, t->buf[PRIMARY], sizeof(*saved) * (size_t)used);
-			memcpy(t->buf[PRIMARY], saved, sizeof(*saved) * (size_t)n);
+			memcpy(saved, t->buf[PRIMARY] + used, sizeof(struct ui_term_cell *) * (size_t)n);
+			memmove(t->buf[PRIMARY] + n, t->buf[PRIMARY], sizeof(struct ui_term_cell *) * (size_t)used);
+			memcpy(t->buf[PRIMARY], saved, sizeof(struct ui_term_cell *) * (size_t)n);
 			for (int i = n - 1; i >= 0; i--)
 				pop_history(t, t->buf[PRIMARY][i]);
 			pop = n;

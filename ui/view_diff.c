@@ -128,7 +128,8 @@ static int job_diff(struct sb_root *root, void *arg, struct ui_job_ctx *ctx, str
 			e->opaque, e->path);
 		fputc('\0', f);
 	}
-	rc = fclose(f) == 0 ? 0 : sb_error_set(err, SB_ERR_IO, _("cannot hand the diff over: %s"), strerror(errno));
+	int failed = ferror(f); /* a write that failed before the last flush shows only here */
+	rc = fclose(f) == 0 && !failed ? 0 : sb_error_set(err, SB_ERR_IO, _("cannot hand the diff over: %s"), strerror(errno));
 	ui_job_result(ctx, "%zu", d->count);
 	sb_diff_free(d);
 	return rc;
@@ -164,6 +165,7 @@ static struct sb_diff *parse_data(const char *data, size_t len)
 
 	for (size_t i = 0; i < len; i++)
 		n += data[i] == '\0';
+	/* NOLINTNEXTLINE(clang-analyzer-optin.portability.UnixAPI): data ends in NUL, so n > 0 */
 	if (!d || !(d->entries = calloc(n, sizeof(*d->entries))) ||
 	    sscanf(data, "%d %d %zu %zu %zu %llu %llu %llu", &d->running, &d->exchange, &d->more[0], &d->more[1],
 		   &d->more[2], &d->bytes[0], &d->bytes[1], &d->bytes[2]) != 8) {

@@ -78,9 +78,9 @@
 	P(archive_entry_xattr_add_entry, (struct archive_entry *e, const char *name, const void *value,             \
 					  size_t size), (e, name, value, size))
 
-#define CONSTRUCTOR_SLOT(ret, name) ret (*name)(void);
-#define SLOT(ret, name, params, args) ret(*name) params;
-#define PROC_SLOT(name, params, args) void(*name) params;
+#define CONSTRUCTOR_SLOT(ret, name) ret (*name)(void); /* NOLINT(bugprone-macro-parentheses): declarators */
+#define SLOT(ret, name, params, args) ret(*name) params; /* NOLINT(bugprone-macro-parentheses): declarators */
+#define PROC_SLOT(name, params, args) void(*name) params; /* NOLINT(bugprone-macro-parentheses): declarators */
 static struct {
 	ARCHIVE_CONSTRUCTORS(CONSTRUCTOR_SLOT)
 	ARCHIVE_FUNCTIONS(SLOT)

@@ -17,7 +17,7 @@
 			    ENGINE *impl), (data, len, md, mdlen, type, impl))                                      \
 	F(int, EVP_EncodeBlock, (unsigned char *t, const unsigned char *f, int n), (t, f, n))
 
-#define SLOT(ret, name, params, args) ret(*name) params;
+#define SLOT(ret, name, params, args) ret(*name) params; /* NOLINT(bugprone-macro-parentheses): declarators */
 static struct {
 	CRYPTO_FUNCTIONS(SLOT)
 	void (*EVP_MD_CTX_free)(EVP_MD_CTX *ctx);

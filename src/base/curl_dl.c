@@ -55,7 +55,7 @@ SB_DYNLIB_FORWARDER CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...
 
 	va_start(ap, option);
 	if (option < CURLOPTTYPE_OBJECTPOINT)
-		rc = api.easy_setopt(curl, option, va_arg(ap, long));
+		rc = api.easy_setopt(curl, option, va_arg(ap, long)); /* NOLINT(bugprone-branch-clone): two ranges of pointers */
 	else if (option < CURLOPTTYPE_FUNCTIONPOINT)
 		rc = api.easy_setopt(curl, option, va_arg(ap, void *));
 	else if (option < CURLOPTTYPE_OFF_T)

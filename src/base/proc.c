@@ -97,7 +97,7 @@ int sb_proc_stat(pid_t pid, char *state, unsigned long long *start_time)
 	if (!(f = fopen(path, "re")))
 		return -1;
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	(void)fclose(f); /* read only */
 	buf[n] = '\0';
 	/* "pid (comm) S ...": the fields follow the last ')' (comm may hold ')') */
 	const char *p = strrchr(buf, ')');
@@ -136,7 +136,7 @@ void sb_proc_reap_orphans(void)
 	while (fscanf(f, "%ld", &pid) == 1)
 		if (pid > 0 && !is_kept((pid_t)pid) && is_zombie((pid_t)pid))
 			waitpid((pid_t)pid, NULL, WNOHANG);
-	fclose(f);
+	(void)fclose(f); /* read only */
 }
 
 /* Copies a chunk to the tee's fd whole (waiting when it is non-blocking and

@@ -149,7 +149,7 @@ static int exec_run(struct sb_cli *cli, int argc, char **argv)
 		opts.stdout_fd = opts.stderr_fd = -1;
 		opts.stdin_fd = -1;
 	}
-	if ((rc = sb_cli_root(&root, cli)) != 0) {
+	if (sb_cli_root(&root, cli) != 0) {
 		rc = SB_EXIT_EXEC_FAILED;
 		goto out;
 	}

@@ -42,7 +42,7 @@ static int gc_run(struct sb_cli *cli, int argc, char **argv)
 	/* then the sockets and status of session holders that died */
 	char **stale = NULL;
 	size_t n_stale = 0;
-	sb_session_gc(&stale, &n_stale, root, flags & SB_GC_DRY_RUN, NULL);
+	sb_session_gc(&stale, &n_stale, root, (flags & SB_GC_DRY_RUN) != 0, NULL);
 	struct sb_gc_item *all = n_stale ? realloc(items, (n + n_stale) * sizeof(*items)) : items;
 	for (size_t i = 0; all && i < n_stale; i++, n++) {
 		all[n] = (struct sb_gc_item){ .kind = "session", .action = N_("cleaned the session of a dead holder") };
@@ -53,7 +53,7 @@ static int gc_run(struct sb_cli *cli, int argc, char **argv)
 	json_t *arr = json ? json_array() : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct sb_gc_item *it = &items[i];
-		if (it->rc < 0)
+		if (it->rc < 0) /* NOLINT(clang-analyzer-core.NullDereference): sb_gc gives items for n > 0 */
 			status = sb_cli_exit_code(it->rc);
 		if (json)
 			arr = sb_json_append(arr, json_pack("{s:s, s:s, s:s, s:b, s:s?}", "kind", it->kind, "name", it->name,

@@ -18,7 +18,8 @@ static void print_time(const char *label, long long t)
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&tt, &tm));
+	if (!gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, sizeof(buf), "%lld", t); /* out of gmtime's range: the seconds */
 	printf("%-14s %s\n", label, buf);
 }
 

@@ -48,7 +48,7 @@ static int logs_run(struct sb_cli *cli, int argc, char **argv)
 	do {
 		if (sb_sandbox_logs(&pos, STDOUT_FILENO, root, argv[optind], since_ms / 1000, &err) < 0)
 			return sb_cli_fail(&err);
-		fflush(stdout);
+		(void)fflush(stdout); /* a reader that left ends the command by SIGPIPE */
 	} while (follow && poll(NULL, 0, FOLLOW_POLL_MS) >= 0);
 	return SB_EXIT_OK;
 }

@@ -31,7 +31,7 @@ static int owner_ls(struct sb_cli *cli, int argc, char **argv)
 		time_t t = (time_t)o->last_seen;
 		struct tm tm;
 		if (o->last_seen && gmtime_r(&t, &tm))
-			strftime(seen, sizeof(seen), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			(void)strftime(seen, sizeof(seen), "%Y-%m-%dT%H:%M:%SZ", &tm); /* 27 bytes at most */
 		if (json)
 			arr = sb_json_append(arr, json_pack("{s:s, s:I, s:I, s:I, s:b}", "name", o->name, "sandboxes",
 							    (json_int_t)o->sandboxes, "last_seen", (json_int_t)o->last_seen,

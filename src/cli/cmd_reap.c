@@ -41,7 +41,7 @@ static int reap_once(struct sb_root *root, unsigned flags, int json)
 	}
 	if (json && (rc = sb_cli_print_json(arr)) != SB_EXIT_OK)
 		status = rc;
-	fflush(stdout);
+	(void)fflush(stdout);
 	free(items);
 	/* the timer and --watch top the warm pool up; its failures go to its log */
 	if (!(flags & SB_REAP_DRY_RUN))
@@ -87,7 +87,7 @@ static int reap_run(struct sb_cli *cli, int argc, char **argv)
 		return rc;
 	rc = reap_once(root, flags, json);
 	/* --watch: for hosts without systemd; runs until killed */
-	while (interval > 0) {
+	while (interval > 0) { /* NOLINT(bugprone-infinite-loop): until killed */
 		poll(NULL, 0, (int)(interval * 1000));
 		rc = reap_once(root, flags, json);
 	}

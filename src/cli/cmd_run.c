@@ -78,7 +78,7 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 	opts.argv = argv + optind;
 	if (ce.n && ce.deny_all)
 		return sb_cli_usage_error(NULL, &sb_cmd_run, _("--allow and --deny-all exclude each other"));
-	if ((rc = sb_cli_root(&root, cli)) != 0)
+	if (sb_cli_root(&root, cli) != 0)
 		return SB_EXIT_EXEC_FAILED;
 	if (sb_cli_egress_build(&egress, root, &ce, &err) < 0)
 		return (sb_cli_fail(&err), SB_EXIT_EXEC_FAILED);
@@ -90,9 +90,7 @@ static int run_run(struct sb_cli *cli, int argc, char **argv)
 	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
 		sigaction(caught[i], &sa, NULL);
 	int created = sb_sandbox_create(NULL, root, &spec, &err) == 0;
-	if (!created)
-		rc = got_signal ? 128 + got_signal : (sb_cli_fail(&err), SB_EXIT_EXEC_FAILED);
-	else if (sb_sandbox_exec(&res, root, name, &opts, &err) < 0)
+	if (!created || sb_sandbox_exec(&res, root, name, &opts, &err) < 0)
 		rc = got_signal ? 128 + got_signal : (sb_cli_fail(&err), SB_EXIT_EXEC_FAILED);
 	else
 		rc = got_signal ? 128 + got_signal : res.exit_code;

@@ -103,11 +103,11 @@ static int shell_run(struct sb_cli *cli, int argc, char **argv)
 	struct sb_root *root;
 	struct sb_error err;
 	sigset_t mask, old;
-	int opt, rc, tty = isatty(0);
+	int rc, tty = isatty(0);
 
 	/* 0: full re-initialisation, so options may follow the name (main parsed with "+") */
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
+	if (getopt_long(argc, argv, "", options, NULL) != -1)
 		return sb_cli_usage_error(NULL, &sb_cmd_shell, _("invalid option"));
 	if (optind + 1 != argc)
 		return sb_cli_usage_error(NULL, &sb_cmd_shell, _("expected one sandbox name"));

@@ -61,7 +61,8 @@ static void print_line(const struct sb_timeline_entry *e)
 	time_t secs = (time_t)(e->time_ms / 1000);
 	struct tm tm;
 
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&secs, &tm));
+	if (!localtime_r(&secs, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(when, sizeof(when), "%lld", (long long)secs); /* out of localtime's range */
 	format_duration(dur, sizeof(dur), e->duration_ms);
 	if (e->timed_out)
 		snprintf(code, sizeof(code), "%s", _("time"));
@@ -101,7 +102,7 @@ static int print_entries(const struct sb_timeline *t, int json)
 		puts(text);
 		free(text);
 	}
-	fflush(stdout);
+	(void)fflush(stdout);
 	return SB_EXIT_OK;
 }
 

@@ -72,7 +72,7 @@ static void draw(struct sb_cli_progress *p, const struct sb_progress_event *ev, 
 	}
 	/* never wrap: a wrapped line cannot be redrawn in place */
 	fprintf(stderr, "\r\033[K%.*s", width - 1, line);
-	fflush(stderr);
+	(void)fflush(stderr);
 	p->drawn = 1;
 	p->last_draw = *now;
 }
@@ -113,7 +113,7 @@ void sb_cli_progress_end(struct sb_cli_progress *p)
 {
 	if (p->drawn) {
 		fputs("\r\033[K", stderr);
-		fflush(stderr);
+		(void)fflush(stderr);
 	}
 	p->drawn = 0;
 }

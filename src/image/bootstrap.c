@@ -69,10 +69,9 @@ static int mirror_reachable(char *why, size_t size, const char *url)
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 		if (fd < 0)
 			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			ok = 1;
-		else if (errno == EINPROGRESS && poll(&pfd, 1, CONNECT_TIMEOUT_MS) == 1 &&
-			 getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+		    (errno == EINPROGRESS && poll(&pfd, 1, CONNECT_TIMEOUT_MS) == 1 &&
+		     getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0))
 			ok = 1;
 		else
 			snprintf(why, size, _("cannot connect to %s:%s: %s"), host, port,

@@ -119,13 +119,13 @@ static int cmp_json_strings(const void *a, const void *b)
 static void sort_strings(json_t *arr)
 {
 	size_t n = json_array_size(arr);
-	json_t **items = n ? malloc(n * sizeof(*items)) : NULL;
+	json_t **items = n ? malloc(n * sizeof(json_t *)) : NULL;
 
 	if (!items)
 		return;
 	for (size_t i = 0; i < n; i++)
 		items[i] = json_incref(json_array_get(arr, i));
-	qsort(items, n, sizeof(*items), cmp_json_strings);
+	qsort(items, n, sizeof(json_t *), cmp_json_strings);
 	json_array_clear(arr);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, items[i]);

@@ -51,7 +51,7 @@ struct gather {
 
 static int append(struct gather *g, const char *s, size_t n, struct sb_error *err)
 {
-	if (g->len + n + 2 > g->cap) {
+	if (!g->buf || g->len + n + 2 > g->cap) {
 		size_t cap = (g->len + n + 2) * 2;
 		char *nb = realloc(g->buf, cap);
 		if (!nb)
@@ -59,7 +59,8 @@ static int append(struct gather *g, const char *s, size_t n, struct sb_error *er
 		g->buf = nb;
 		g->cap = cap;
 	}
-	memcpy(g->buf + g->len, s, n);
+	if (n) /* s may be NULL then, and memcpy must not see it */
+		memcpy(g->buf + g->len, s, n);
 	g->len += n;
 	g->buf[g->len] = '\0';
 	return 0;

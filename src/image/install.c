@@ -264,7 +264,7 @@ void sb_image_now_rfc3339(char *buf, size_t size)
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	(void)strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm); /* callers give 32 bytes for 21 */
 }
 
 static json_t *image_meta(const struct image_doc *doc, const char *source, const char *parent,

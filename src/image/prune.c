@@ -152,7 +152,7 @@ static int prune_locked(struct sb_image_prune_report *rep, struct sb_root *root,
 	}
 	if ((rc = sb_image_db_users(&users, root, err)) < 0 ||
 	    (rc = sb_image_cache_sweep(users, &rep->cache_entries, root, sb_image_db_images(db),
-					  flags & SB_IMAGE_PRUNE_BUILD_CACHE, dry_run, err)) < 0)
+					  (flags & SB_IMAGE_PRUNE_BUILD_CACHE) != 0, dry_run, err)) < 0)
 		goto out;
 	if ((rc = drop_dangling(rep, db, users, err)) < 0)
 		goto out;

@@ -256,9 +256,7 @@ static int ingest_entry(struct sb_image_source *src, struct archive *a, struct a
 
 	if ((target = archive_entry_hardlink(e)) != NULL || archive_entry_filetype(e) == AE_IFLNK) {
 		char *t;
-		if (target)
-			t = strdup(target);
-		else if ((target = archive_entry_symlink(e)) && target[0] == '/')
+		if (target || ((target = archive_entry_symlink(e)) && target[0] == '/'))
 			t = strdup(target);
 		else
 			t = sb_strdupf("%s/../%s", name, target ? target : "");

@@ -44,7 +44,7 @@ int mcp_tool_session_send(json_t **result, const struct mcp_ctx *ctx, const json
 		if (!line) {
 			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 		} else {
-			memcpy(line, text, n);
+			memcpy(line, text, n); /* NOLINT(bugprone-not-null-terminated-result): sent with its length */
 			line[n] = '\n';
 			rc = sb_session_send(s, &off, line, n + (nl ? 1 : 0), SB_SOURCE_AGENT, err);
 			free(line);

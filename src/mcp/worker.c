@@ -109,7 +109,7 @@ static void worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_f
 		sb_fs_write_all(fd, text, strlen(text));
 	close(fd);
 	if (log)
-		fclose(log);
+		(void)fclose(log); /* the log is the channel a failure would go to */
 	_exit(text ? 0 : 1);
 }
 

@@ -475,7 +475,7 @@ static int remove_bridge_if_unused(const struct net_ctx *c, struct sb_error *err
 	free(leases);
 	if (rc < 0 || count > 0)
 		return rc;
-	if ((rc = bridge_owned(c, NULL)) == 1 && (rc = ip(err, "link", "del", "dev", c->bridge, (char *)NULL)) < 0)
+	if (bridge_owned(c, NULL) == 1 && (rc = ip(err, "link", "del", "dev", c->bridge, (char *)NULL)) < 0)
 		return rc;
 	if ((rc = sb_egress_nft_remove_bridge(c->bridge, err)) < 0)
 		return rc;

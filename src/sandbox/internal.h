@@ -476,7 +476,7 @@ void sb_record_service_clear(struct sb_record *rec);
 
 /* Names of an enum's values from a table indexed by them ("unknown" out of
  * range), and back (-1 for none): records and timeline entries share them. */
-#define SB_ENUM_NAMES(t) (sizeof(t) / sizeof(t[0]))
+#define SB_ENUM_NAMES(t) (sizeof(t) / sizeof((t)[0]))
 const char *sb_enum_name(const char *const *t, size_t n, int v);
 int sb_enum_parse(const char *const *t, size_t n, const char *s);
 

@@ -140,7 +140,7 @@ static int claim_member(struct sb_sandbox_info *out, struct sb_box *m, struct sb
 	}
 	b.lock_fd = m->lock_fd;
 	m->lock_fd = -1;
-	if ((rc = become(&b, rec, &m->rec, &e)) < 0) {
+	if (become(&b, rec, &m->rec, &e) < 0) {
 		sb_log("pool: claim of '%s' as '%s' failed: %s", strrchr(m->dir, '/') + 1, b.rec.name, e.msg);
 		sb_box_roll_back(&b, &e);
 		sb_box_close(&b);

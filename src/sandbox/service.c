@@ -291,11 +291,11 @@ void sb_sandbox_state_text(char *buf, size_t size, const struct sb_sandbox_info 
 	struct sb_service_status st;
 	const char *state = sb_sandbox_state_name(info->rec.state);
 
-	if (!sb_sandbox_service_status(&st, info))
-		snprintf(buf, size, "%s", state);
-	else if (strcmp(st.state, "running"))
+	int service = sb_sandbox_service_status(&st, info);
+
+	if (service && strcmp(st.state, "running"))
 		snprintf(buf, size, "%s (%s)", state, strcmp(st.state, "backoff") ? _("service exited") : _("restarting"));
-	else if (strcmp(st.health, "none"))
+	else if (service && strcmp(st.health, "none"))
 		snprintf(buf, size, "%s (%s)", state, st.health);
 	else
 		snprintf(buf, size, "%s", state);

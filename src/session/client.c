@@ -234,7 +234,7 @@ int sb_session_subscribe(struct sb_session *s, unsigned long long since, struct 
 
 int sb_session_status(struct sb_session *s, struct sb_session_info *out, struct sb_error *err)
 {
-	struct sess_frame f;
+	struct sess_frame f = { 0 };
 	struct sess_status st;
 	int rc = sess_client_request(s, MSG_STATUS, NULL, 0, NULL, 0, &f, err);
 

@@ -79,7 +79,7 @@ static char *status_text(const struct sess_status *st, size_t *len)
 
 	json_decref(doc);
 	if (padded && n <= SESS_STATUS_SIZE) {
-		memcpy(padded, text, n);
+		memcpy(padded, text, n); /* NOLINT(bugprone-not-null-terminated-result): padded with blanks */
 		memset(padded + n, ' ', SESS_STATUS_SIZE - n);
 		*len = SESS_STATUS_SIZE;
 	} else {

@@ -27,8 +27,9 @@ static void take(char *dst, size_t size, const char *dir, const char *path, cons
 {
 	const char *base = strrchr(path, '/');
 
-	if (!dst[0] && base && !strcmp(base + 1, id) && !strstr(path, "/.."))
-		snprintf(dst, size, "%s%s%s", CG_BASE, dir, path);
+	if (!dst[0] && base && !strcmp(base + 1, id) && !strstr(path, "/..") &&
+	    (size_t)snprintf(dst, size, "%s%s%s", CG_BASE, dir, path) >= size)
+		dst[0] = '\0'; /* cut, it would name a parent group */
 }
 
 static int has_controller(const char *list, const char *name)

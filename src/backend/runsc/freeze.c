@@ -117,11 +117,11 @@ int sb_runsc_state_edit(char **out, size_t *out_len, long *pid, const char *text
 	else if (json_is_object(doc) && cid && !strcmp(cid, id) && status && !strcmp(status, from) &&
 		 json_is_integer(jpid) && json_integer_value(jpid) > 1 && occurrences(text, len, was, &at) == 1 &&
 		 (*out = malloc(len - strlen(was) + strlen(now) + 1))) {
-		size_t head = (size_t)(at - text), tail = len - head - strlen(was);
+		size_t head = (size_t)(at - text), tail = len - head - strlen(was), nlen = strlen(now);
 		memcpy(*out, text, head);
-		memcpy(*out + head, now, strlen(now));
-		memcpy(*out + head + strlen(now), at + strlen(was), tail);
-		*out_len = head + strlen(now) + tail;
+		memcpy(*out + head, now, nlen);
+		memcpy(*out + head + nlen, at + strlen(was), tail);
+		*out_len = head + nlen + tail;
 		(*out)[*out_len] = '\0';
 		*pid = (long)json_integer_value(jpid);
 		rc = 0;
@@ -251,7 +251,7 @@ static int run_op(struct freeze *f, struct sb_error *err)
 	}
 	if ((rc = call(f, f->op->method, NULL, err)) != 0)
 		return rc;
-	if ((rc = sb_fs_replace(f->state_path, f->edited, f->edited_len, 0640, 0, err)) < 0) {
+	if (sb_fs_replace(f->state_path, f->edited, f->edited_len, 0640, 0, err) < 0) {
 		/* runsc's truth must not lie: take the operation back */
 		if (call(f, f->op->undo, NULL, &e2) != 0)
 			sb_log("runsc %s %s: done, its status unwritten, and not taken back: %s", f->op->verb, f->id, e2.msg);

@@ -54,7 +54,7 @@ int sb_netstack_pre_exec(void *arg)
 		return -1;
 	for (size_t i = 0; i < N_KEEP; i++) {
 		lens[i] = -1;
-		memcpy(path, "/proc/sys/", 10);
+		memcpy(path, "/proc/sys/", 10); /* NOLINT(bugprone-not-null-terminated-result): the strcpy below ends it */
 		strcpy(path + 10, proc_sys_keep[i]);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -69,7 +69,7 @@ int sb_netstack_pre_exec(void *arg)
 	for (size_t i = 0; i < N_KEEP; i++) {
 		if (lens[i] <= 0)
 			continue;
-		memcpy(path, "/proc/sys/", 10);
+		memcpy(path, "/proc/sys/", 10); /* NOLINT(bugprone-not-null-terminated-result): the strcpy below ends it */
 		strcpy(path + 10, proc_sys_keep[i]);
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 		if (fd < 0 || write_all(fd, values[i], (size_t)lens[i]) < 0) {
