@@ -44,7 +44,7 @@ static const char table_script[] =
 	/* the host's own services are not the sandboxes' business */
 	"add rule " T " input iifname @bridges ct state established,related accept\n"
 	/* but for the filtering resolver: only the egress table DNATs, only DNS to it */
-	"add rule " T " input iifname @bridges ct status dnat meta l4proto udp th dport >= 20000 accept\n"
+	"add rule " T " input iifname @bridges ct status dnat meta l4proto { tcp, udp } th dport >= 20000 accept\n"
 	"add rule " T " input iifname @bridges drop\n";
 
 static const char *const nft_stdin[] = { "nft", "-f", "-", NULL };

@@ -81,11 +81,12 @@ int sb_network_address(char *out, struct sb_root *root, const char *name, struct
 /* The 6 hex digits that name this root's host objects (sha256 of its path). */
 int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err);
 
-/* The filtering resolver, in the sandbox's keeper: open binds n's DNS port
- * on the bridge's address (before the boot: a port in use fails it); start
- * serves it from a thread for the rest of the process's life. */
-int sb_resolver_open(int *fd, const struct sb_netinfo *n, struct sb_error *err);
-int sb_resolver_start(int fd, const struct sb_netinfo *n);
+/* The filtering resolver, in the sandbox's keeper: open binds n's DNS port,
+ * UDP and TCP, on the bridge's address into fd (before the boot: a port in
+ * use fails it); start serves both from a thread for the rest of the
+ * process's life. */
+int sb_resolver_open(int fd[2], const struct sb_netinfo *n, struct sb_error *err);
+int sb_resolver_start(const int fd[2], const struct sb_netinfo *n);
 
 /* Host objects of this root that no sandbox accounts for, for gc. */
 enum sb_net_orphan_kind {

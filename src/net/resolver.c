@@ -3,7 +3,9 @@
  * subreaper that lives exactly as long as the sandbox, backend/runsc/boot.c),
  * on a UDP port of the bridge's address that the sandbox's DNS packets to the
  * gateway are DNATed to (egress_nft.c). No daemon, nothing to reattach: the
- * keeper of each boot serves again.
+ * keeper of each boot serves again. It answers over UDP and over TCP (each
+ * message behind its 2-byte length, several per connection, RFC 7766), since
+ * some resolvers ask over TCP first or only.
  *
  * Per query it reads the policy file the network module writes
  * (ROOT/network/dns/NAME.policy), so `sandbench network` changes apply to the
@@ -45,6 +47,8 @@
 #define MIN_TIMEOUT_S 60             /* see docs/egress.md: a 0-second TTL would cut a connection at once */
 #define MAX_UPSTREAMS 3
 #define MAX_NAMES 64
+#define TCP_CONNS 4                  /* the sandbox's own: one more closes the idlest */
+#define TCP_IDLE_MS 10000
 
 struct policy {
 	char sets[2][64];                     /* any port, addr . port */
@@ -58,9 +62,17 @@ struct policy {
 };
 
 struct server {
-	int fd;
+	int fd[2];               /* UDP, TCP listener (non-blocking) */
 	uint32_t client;         /* the sandbox's address, network order */
 	char *policy_path, *denied_path;
+};
+
+/* A TCP client: what it sent of its next message(s) so far. */
+struct conn {
+	int fd;                  /* -1: a free slot */
+	long long last;          /* monotonic ms of its last byte */
+	size_t have;
+	uint8_t buf[2 + SB_DNS_MSG_MAX];
 };
 
 /* The policy file ("sets A B", "upstream ADDR", "name NAME PORT" lines); -1 when unreadable. */
@@ -262,49 +274,148 @@ static void handle(const struct server *s, const uint8_t *msg, size_t len, uint8
 		*out_len = sb_dns_build_answer(out, &q, SB_DNS_SERVFAIL, NULL);
 }
 
+static void serve_datagram(const struct server *s)
+{
+	uint8_t in[SB_DNS_MSG_MAX + 1], out[SB_DNS_MSG_MAX];
+	struct sockaddr_in from = { 0 }; /* the analyser does not see recvfrom fill it */
+	socklen_t fl = sizeof(from);
+	size_t len;
+	ssize_t r = recvfrom(s->fd[0], in, sizeof(in), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+
+	/* only the sandbox itself; a datagram over the cap is dropped */
+	if (r <= 0 || (size_t)r > SB_DNS_MSG_MAX || fl != sizeof(from) || from.sin_addr.s_addr != s->client)
+		return;
+	handle(s, in, (size_t)r, out, &len);
+	if (len)
+		sendto(s->fd[0], out, len, 0, (struct sockaddr *)&from, fl);
+}
+
+static void conn_close(struct conn *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* A new connection from the sandbox into a free slot, or the idlest one's. */
+static void tcp_accept(const struct server *s, struct conn *conns)
+{
+	struct sockaddr_in from = { 0 };
+	socklen_t fl = sizeof(from);
+	int fd = accept4(s->fd[1], (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct conn *slot = &conns[0];
+
+	if (fd < 0)
+		return;
+	if (fl != sizeof(from) || from.sin_addr.s_addr != s->client) {
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < TCP_CONNS && slot->fd >= 0; i++)
+		if (conns[i].fd < 0 || conns[i].last < slot->last)
+			slot = &conns[i];
+	if (slot->fd >= 0)
+		conn_close(slot);
+	*slot = (struct conn){ .fd = fd, .last = sb_clock_monotonic_ms() };
+}
+
+/* Reads what c sent and answers each whole message; closes it at its end,
+ * on noise or an oversized message, or when the answer does not go out. */
+static void tcp_read(const struct server *s, struct conn *c)
+{
+	ssize_t r = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have, 0);
+
+	if (r <= 0) {
+		if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			conn_close(c);
+		return;
+	}
+	c->have += (size_t)r;
+	c->last = sb_clock_monotonic_ms();
+	while (c->have >= 2) {
+		size_t len = (size_t)c->buf[0] << 8 | c->buf[1], n;
+		uint8_t out[2 + SB_DNS_MSG_MAX];
+		if (len == 0 || len > SB_DNS_MSG_MAX) {
+			conn_close(c);
+			return;
+		}
+		if (c->have < 2 + len)
+			return;
+		handle(s, c->buf + 2, len, out + 2, &n);
+		out[0] = (uint8_t)(n >> 8);
+		out[1] = (uint8_t)n;
+		if (!n || send(c->fd, out, n + 2, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(n + 2)) {
+			conn_close(c);
+			return;
+		}
+		c->have -= 2 + len;
+		memmove(c->buf, c->buf + 2 + len, c->have);
+	}
+}
+
 static void *serve(void *arg)
 {
 	const struct server *s = arg;
-	uint8_t in[SB_DNS_MSG_MAX + 1], out[SB_DNS_MSG_MAX];
+	struct conn conns[TCP_CONNS];
 
+	for (int i = 0; i < TCP_CONNS; i++)
+		conns[i].fd = -1;
 	for (;;) {
-		struct sockaddr_in from = { 0 }; /* the analyser does not see recvfrom fill it */
-		socklen_t fl = sizeof(from);
-		size_t len;
-		ssize_t r = recvfrom(s->fd, in, sizeof(in), 0, (struct sockaddr *)&from, &fl);
-		/* only the sandbox itself; a datagram over the cap is dropped */
-		if (r <= 0 || (size_t)r > SB_DNS_MSG_MAX || fl != sizeof(from) || from.sin_addr.s_addr != s->client)
+		struct pollfd pfd[2 + TCP_CONNS] = { { .fd = s->fd[0], .events = POLLIN }, { .fd = s->fd[1], .events = POLLIN } };
+		long long now = sb_clock_monotonic_ms();
+		for (int i = 0; i < TCP_CONNS; i++) {
+			if (conns[i].fd >= 0 && now - conns[i].last >= TCP_IDLE_MS)
+				conn_close(&conns[i]);
+			pfd[2 + i] = (struct pollfd){ .fd = conns[i].fd, .events = POLLIN };
+		}
+		if (poll(pfd, 2 + TCP_CONNS, 1000) <= 0)
 			continue;
-		handle(s, in, (size_t)r, out, &len);
-		if (len)
-			sendto(s->fd, out, len, 0, (struct sockaddr *)&from, fl);
+		if (pfd[0].revents)
+			serve_datagram(s);
+		if (pfd[1].revents)
+			tcp_accept(s, conns);
+		for (int i = 0; i < TCP_CONNS; i++)
+			if (pfd[2 + i].revents && conns[i].fd == pfd[2 + i].fd)
+				tcp_read(s, &conns[i]);
 	}
 	return NULL;
 }
 
-int sb_resolver_open(int *fd, const struct sb_netinfo *n, struct sb_error *err)
+/* One socket of type on at (the keeper of the last boot may still hold it
+ * for a moment: SO_REUSEADDR); -1 with errno. */
+static int listen_on(int type, const struct sockaddr_in *at)
 {
-	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons((uint16_t)n->dns_port) };
-	int one = 1;
+	int one = 1, s = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 
-	*fd = -1;
-	if (inet_pton(AF_INET, n->gateway, &at.sin_addr) != 1)
-		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not an IPv4 address"), n->gateway);
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	/* the keeper of the last boot may still hold it for a moment */
 	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(s, (struct sockaddr *)&at, sizeof(at)) < 0) {
+	    bind(s, (const struct sockaddr *)at, sizeof(*at)) < 0 || (type != SOCK_DGRAM && listen(s, TCP_CONNS) < 0)) {
 		int e = errno;
 		if (s >= 0)
 			close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+int sb_resolver_open(int fd[2], const struct sb_netinfo *n, struct sb_error *err)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons((uint16_t)n->dns_port) };
+
+	fd[0] = fd[1] = -1;
+	if (inet_pton(AF_INET, n->gateway, &at.sin_addr) != 1)
+		return sb_error_set(err, SB_ERR_INVALID, _("'%s' is not an IPv4 address"), n->gateway);
+	if ((fd[0] = listen_on(SOCK_DGRAM, &at)) < 0 || (fd[1] = listen_on(SOCK_STREAM | SOCK_NONBLOCK, &at)) < 0) {
+		int e = errno;
+		if (fd[0] >= 0)
+			close(fd[0]);
+		fd[0] = -1;
 		return sb_error_errno(err, SB_ERR_IO, e, _("cannot listen for the sandbox's DNS queries on %s:%d"),
 				      n->gateway, n->dns_port);
 	}
-	*fd = s;
 	return 0;
 }
 
-int sb_resolver_start(int fd, const struct sb_netinfo *n)
+int sb_resolver_start(const int fd[2], const struct sb_netinfo *n)
 {
 	static struct server s;   /* one per keeper, for the keeper's lifetime */
 	struct in_addr client;
@@ -315,7 +426,8 @@ int sb_resolver_start(int fd, const struct sb_netinfo *n)
 	if (inet_pton(AF_INET, n->address, &client) != 1 || !(s.policy_path = strdup(n->dns_policy)) ||
 	    !(s.denied_path = strdup(n->dns_denied)))
 		return -1;
-	s.fd = fd;
+	s.fd[0] = fd[0];
+	s.fd[1] = fd[1];
 	s.client = client.s_addr;
 	/* the thread takes no signal: the keeper's loop waits for them */
 	sigfillset(&all);

@@ -155,6 +155,78 @@ Test(egress_dns, allowed_names_resolve_and_connect_others_are_refused_and_record
 	free(address);
 }
 
+/* name's A query with id behind its 2-byte length (DNS over TCP), as the
+ * octal escapes of printf, into out. */
+static void tcp_query(char *out, size_t size, unsigned id, const char *name)
+{
+	unsigned char msg[300] = { (unsigned char)(id >> 8), (unsigned char)id, 0x01, 0, 0, 1 };
+	size_t n = 12, o = 0;
+
+	for (const char *l = name; *l;) {
+		size_t len = strcspn(l, ".");
+		msg[n++] = (unsigned char)len;
+		memcpy(msg + n, l, len);
+		n += len;
+		l += len + (l[len] == '.');
+	}
+	n++;                                    /* the root label */
+	msg[n + 1] = msg[n + 3] = 1;            /* type A, class IN */
+	n += 4;
+	o += (size_t)snprintf(out, size, "\\%03o\\%03o", (unsigned)(n >> 8), (unsigned)(n & 0xff));
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(out + o, size - o, "\\%03o", msg[i]);
+	cr_assert_lt(o, size);
+}
+
+/* What the resolver answers over TCP to the bytes of printf_arg, sent in
+ * one connection, as hex digits without blanks (see tcp_query). */
+static char *ask_tcp(const char *name, const char *printf_arg)
+{
+	char *cmd = sb_strdupf("printf '%s' | nc -w 3 $(awk '/^nameserver/ { print $2; exit }' /etc/resolv.conf) 53 | "
+			       "od -An -tx1 -v | tr -d ' \\n'", printf_arg);
+	char *out = sbf_sh(&f, NULL, name, cmd, NULL);
+
+	free(cmd);
+	cr_assert(out);
+	return out;
+}
+
+Test(egress_dns, names_are_answered_over_tcp_too)
+{
+	char rule[64], good[2048], bad[1024], both[3072], addr_hex[9];
+	unsigned a, b, c, d;
+
+	snprintf(rule, sizeof(rule), "good.test:%d", host.port);
+	sbf_ok(SB("create", "web", "--image", SBF_IMAGE, "--allow", rule), "create --allow NAME:PORT");
+	cr_assert_eq(sscanf(host.addr, "%u.%u.%u.%u", &a, &b, &c, &d), 4);
+	snprintf(addr_hex, sizeof(addr_hex), "%02x%02x%02x%02x", a, b, c, d);
+
+	/* two queries in one connection: each answer behind its length, the
+	 * allowed name with the address (id 1234, no error), the other refused
+	 * (id 5678, NXDOMAIN) */
+	tcp_query(good, sizeof(good), 0x1234, "good.test");
+	tcp_query(bad, sizeof(bad), 0x5678, "bad.test");
+	snprintf(both, sizeof(both), "%s%s", good, bad);
+	char *out = ask_tcp("web", both);
+	cr_assert(strstr(out, "12348180") && strstr(out, addr_hex), "good.test over TCP: %s", out);
+	cr_assert(strstr(out, "56788183"), "bad.test over TCP was not refused: %s", out);
+	free(out);
+	cr_assert_eq(get("web", "good.test", host.port), 0, "the name resolved over TCP did not connect");
+	cr_assert(timeline_has("web", "denied dns bad.test"));
+
+	/* a length over the cap: the connection ends unanswered, and the
+	 * resolver serves on, over TCP and UDP */
+	out = ask_tcp("web", "\\377\\377\\000\\000");
+	cr_assert_str_empty(out, "an oversized message was answered: %s", out);
+	free(out);
+	out = ask_tcp("web", good);
+	cr_assert(strstr(out, "12348180"), "no TCP answer after the oversized message: %s", out);
+	free(out);
+	out = lookup("web", "good.test");
+	cr_assert(strstr(out, host.addr), "no UDP answer after the oversized message: %s", out);
+	free(out);
+}
+
 Test(egress_dns, names_survive_stop_and_restore)
 {
 	sbf_ok(SB("create", "web", "--image", SBF_IMAGE, "--permanent", "--allow", "good.test"), "create --allow NAME");

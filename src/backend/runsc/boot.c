@@ -203,15 +203,15 @@ static int keeper_start(const struct boot_ctx *c, int logfd, struct sb_error *er
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
 		/* the published ports first: one in use fails the boot before it starts */
-		int *listeners = NULL, dns = -1;
+		int *listeners = NULL, dns[2] = { -1, -1 };
 		result.rc = sb_runsc_forward_listen(&listeners, c->sb, &result.err);
 		/* the filtering resolver's port too (net/resolver.c): every network-on
 		 * sandbox gets one, since `sandbench network` may add names later */
 		if (result.rc == 0 && c->sb->net)
-			result.rc = sb_resolver_open(&dns, c->sb->net, &result.err);
+			result.rc = sb_resolver_open(dns, c->sb->net, &result.err);
 		if (result.rc == 0)
 			result.rc = boot_calls(c, 4, &result.err);
-		if (result.rc == 0 && dns >= 0 && sb_resolver_start(dns, c->sb->net) < 0)
+		if (result.rc == 0 && dns[0] >= 0 && sb_resolver_start(dns, c->sb->net) < 0)
 			result.rc = sb_error_set(&result.err, SB_ERR_RUNTIME, _("cannot start the filtering resolver"));
 		if (write(3, &result, sizeof(result)) < 0) {
 			/* the caller was killed meanwhile: the sandbox still needs its reaper */
