@@ -146,7 +146,7 @@ void ui_help_open(struct ui_app *app)
 			      "  /regex/       an extended regular expression, any case\n"
 			      "  field:glob    name state kind owner label net image: owner:plugin:*\n"
 			      "                label:team=x  net:on  image:python*  state:stopped\n"
-			      "  idle>2h       idle or expires, above (>) or below (<) a duration\n"
+			      "  idle>2h       above (>) or below (<): idle, expires (2h), disk (100M)\n"
 			      "  !term         inverts a term: !state:running\n"
 			      "  A query that does not parse is refused and the one in force stays.\n"));
 	append(&text, &len, _("  In the Images pane the fields are name, digest and user (a sandbox using\n"
@@ -195,10 +195,10 @@ void ui_help_open(struct ui_app *app)
 			      "  CPU (since the sample before), MEM (in use/limit) and TASKS (the host\n"
 			      "  tasks of the sandbox: the sentry's threads and the gofer, not the\n"
 			      "  processes inside, which T lists) of running sandboxes come from their\n"
-			      "  cgroups every 3 s; the details show\n"
-			      "  the disk of the selected one (its own layer and workspace, every 30 s)\n"
-			      "  and a graph of its last 96 s. T lists its processes (ps inside: that is\n"
-			      "  an exec, so activity); t or K there sends TERM or KILL after asking.\n"));
+			      "  cgroups every 3 s; DISK (all its folder) of any sandbox is walked a few\n"
+			      "  at a time, again when it changed or after 10 s (60 s if not running).\n"
+			      "  The details add a graph of the last 96 s. T lists its processes (ps\n"
+			      "  inside: an exec, so activity); t or K there sends TERM or KILL.\n"));
 	append(&text, &len, "\n");
 	append(&text, &len, _("Custom commands (keys.conf: command = KEY \"sandbench exec $NAME -- ...\")\n"));
 	for (size_t i = 0; i < app->keys.n_custom; i++) {

@@ -14,6 +14,7 @@
 #include "theme.h"
 #include "ui.h"
 #include "base/units.h"
+#include "sandbox/cleanup.h"
 
 static const struct {
 	const char *header;      /* N_() */
@@ -30,6 +31,8 @@ static const struct {
 	[UI_COL_NET] = { N_("NET"), 4, UI_LEFT },
 	[UI_COL_IMAGE] = { N_("IMAGE"), 0, UI_LEFT },
 	[UI_COL_OWNER] = { N_("OWNER"), 15, UI_LEFT },   /* 15: TASKS took one column from it */
+	/* all of the sandbox's folder (resources.c): "1023M" */
+	[UI_COL_DISK] = { N_("DISK"), 5, UI_RIGHT },
 	[UI_COL_CPU] = { N_("CPU"), 4, UI_RIGHT },
 	/* in use / limit: "123M/512M" */
 	[UI_COL_MEMORY] = { N_("MEM"), 9, UI_RIGHT },
@@ -90,6 +93,14 @@ static void memory_cell(const struct ui_app *app, const struct sb_sandbox_info *
 		snprintf(buf, size, "%s", used);
 }
 
+/* The bytes of the sandbox's folder, -1 while not measured yet. */
+static long long disk_shown(const struct ui_app *app, const struct sb_sandbox_info *s)
+{
+	const struct sb_disk_usage *d = ui_resources_disk(app, s->rec.name);
+
+	return d ? (long long)d->total : -1;
+}
+
 static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s, enum ui_sb_column c, char *buf,
 		      size_t size)
 {
@@ -121,6 +132,12 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 		break;
 	case UI_COL_MEMORY:
 		memory_cell(app, s, buf, size);
+		break;
+	case UI_COL_DISK:
+		if (disk_shown(app, s) >= 0)
+			sb_units_format_size(buf, size, (unsigned long long)disk_shown(app, s), SB_UNITS_COMPACT);
+		else
+			snprintf(buf, size, "%s", ui_theme_glyphs()->ellipsis);
 		break;
 	case UI_COL_CPU:
 		if (sample(app, s) && sample(app, s)->cpu_pct >= 0)
@@ -165,6 +182,9 @@ static int compare(const void *pa, const void *pb)
 	case UI_COL_MEMORY:
 		r = cmp_ll((long long)memory_shown(sort_app, a), (long long)memory_shown(sort_app, b));
 		break;
+	case UI_COL_DISK:
+		r = cmp_ll(disk_shown(sort_app, a), disk_shown(sort_app, b));
+		break;
 	case UI_COL_CPU:
 		r = cmp_ll(sample(sort_app, a) ? (long long)(sample(sort_app, a)->cpu_pct * 100) : -1,
 			   sample(sort_app, b) ? (long long)(sample(sort_app, b)->cpu_pct * 100) : -1);
@@ -187,11 +207,17 @@ static int compare(const void *pa, const void *pb)
 	return (int)(sort_app->sort_reverse ? -r : r);
 }
 
+/* A row for the query: the disk is the workbench's, not the record's. */
+struct sandbox_row {
+	const struct ui_app *app;
+	const struct sb_sandbox_info *s;
+};
+
 /* The query's view of a sandbox (query.h): the texts a plain term searches
  * are the name, owner, state and labels, as before the query had fields. */
 static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_VALUE_MAX], size_t max)
 {
-	const struct sb_sandbox_info *s = row;
+	const struct sb_sandbox_info *s = ((const struct sandbox_row *)row)->s;
 	size_t n = 0;
 
 #define VAL(...) (n < max ? (void)snprintf(vals[n++], UI_QUERY_VALUE_MAX, __VA_ARGS__) : (void)0)
@@ -213,6 +239,8 @@ static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_V
 		VAL("%lld", s->idle_seconds);
 	else if (!strcmp(field, "expires") && s->expires_in >= 0)
 		VAL("%lld", s->expires_in);
+	else if (!strcmp(field, "disk") && disk_shown(((const struct sandbox_row *)row)->app, s) >= 0)
+		VAL("%lld", disk_shown(((const struct sandbox_row *)row)->app, s));
 	else if (!strcmp(field, "image")) {
 		if (s->rec.image_ref)
 			VAL("%s", s->rec.image_ref);
@@ -225,9 +253,10 @@ static size_t values(const void *row, const char *field, char (*vals)[UI_QUERY_V
 }
 
 static const char *const field_names[] = { "name", "state", "kind", "owner", "label", "net", "image", "idle",
-					   "expires", NULL };
+					   "expires", "disk", NULL };
 static const char *const duration_names[] = { "idle", "expires", NULL };
-static const struct ui_query_fields fields = { field_names, duration_names, values };
+static const char *const size_names[] = { "disk", NULL };
+static const struct ui_query_fields fields = { field_names, duration_names, values, size_names };
 
 static void refilter(struct ui_app *app)
 {
@@ -246,9 +275,11 @@ void ui_sandboxes_rebuild(struct ui_app *app, const char *keep)
 		return;
 	app->order = order;
 	app->n_order = 0;
-	for (size_t i = 0; i < app->n_sbx; i++)
-		if (ui_filter_match(app, UI_PANE_SANDBOXES, &app->sbx[i]))
+	for (size_t i = 0; i < app->n_sbx; i++) {
+		struct sandbox_row r = { app, &app->sbx[i] };
+		if (ui_filter_match(app, UI_PANE_SANDBOXES, &r))
 			order[app->n_order++] = i;
+	}
 	sort_app = app;
 	qsort(order, app->n_order, sizeof(*order), compare);
 	/* the selection follows its sandbox */
@@ -275,9 +306,14 @@ static enum ui_role state_role(enum sb_sandbox_state s)
 }
 
 /* Column widths for a window width: fixed ones first, the image takes the rest;
- * the owner and the resource columns go first when it is narrow. */
+ * when it is narrow DISK goes first (it needs 125 columns), then the owner and
+ * the other resource columns (119). */
 static void widths(int width, int *w)
 {
+	static const enum ui_sb_column drops[][4] = {
+		{ UI_COL_DISK, UI_COL_COUNT },
+		{ UI_COL_OWNER, UI_COL_MEMORY, UI_COL_CPU, UI_COL_TASKS },
+	};
 	int fixed = 0;
 
 	for (int c = 0; c < UI_COL_COUNT; c++)
@@ -285,10 +321,11 @@ static void widths(int width, int *w)
 	for (int c = 0; c < UI_COL_COUNT; c++)
 		fixed += w[c] ? w[c] + 1 : 0;
 	/* 15: a short digest ("@3f2a1b0c9d8e") still fits after "x~" */
-	if (width - fixed < 15) {
-		fixed -= w[UI_COL_OWNER] + 1 + w[UI_COL_MEMORY] + 1 + w[UI_COL_CPU] + 1 + w[UI_COL_TASKS] + 1;
-		w[UI_COL_OWNER] = w[UI_COL_MEMORY] = w[UI_COL_CPU] = w[UI_COL_TASKS] = 0;
-	}
+	for (size_t g = 0; g < sizeof(drops) / sizeof(drops[0]) && width - fixed < 15; g++)
+		for (size_t i = 0; i < 4 && drops[g][i] != UI_COL_COUNT; i++) {
+			fixed -= w[drops[g][i]] + 1;
+			w[drops[g][i]] = 0;
+		}
 	w[UI_COL_IMAGE] = width - fixed - 1 > 8 ? width - fixed - 1 : 8;
 }
 

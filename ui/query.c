@@ -23,7 +23,7 @@ struct term {
 	int invert;
 	char *field;                 /* TERM_GLOB, TERM_ABOVE, TERM_BELOW */
 	char *arg;                   /* the text or the glob */
-	long long seconds;           /* TERM_ABOVE, TERM_BELOW */
+	long long limit;             /* TERM_ABOVE, TERM_BELOW: seconds or bytes */
 	regex_t re;                  /* TERM_REGEX */
 };
 
@@ -50,7 +50,7 @@ static void known_fields(char *buf, size_t size, const struct ui_query_fields *f
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? " " : "", f->names[i]);
 }
 
-/* "field:glob", "field>dur", "field<dur": 1 and t filled when tok is one, 0
+/* "field:glob", "field>dur", "field<size"...: 1 and t filled when tok is one, 0
  * when it is plain text, -1 (msg) when it names a field wrongly. */
 static int parse_field(struct term *t, const char *tok, const struct ui_query_fields *f, char *msg, size_t size)
 {
@@ -82,11 +82,19 @@ static int parse_field(struct term *t, const char *tok, const struct ui_query_fi
 		return 1;
 	}
 	t->kind = tok[len] == '>' ? TERM_ABOVE : TERM_BELOW;
+	if (listed(f->sizes, tok, len)) {
+		if ((t->limit = sb_units_parse_size(tok + len + 1)) < 0) {
+			snprintf(msg, size, _("'%s' is not a size (e.g. 512K, 100M, 2G)"), tok + len + 1);
+			return -1;
+		}
+		return 1;
+	}
 	if (!listed(f->durations, tok, len)) {
-		snprintf(msg, size, _("'%.*s' is not a duration: '%c' compares only durations"), (int)len, tok, tok[len]);
+		snprintf(msg, size, _("'%.*s' is not a duration or a size: '%c' compares only durations and sizes"),
+			 (int)len, tok, tok[len]);
 		return -1;
 	}
-	if ((t->seconds = sb_units_parse_duration(tok + len + 1)) < 0) {
+	if ((t->limit = sb_units_parse_duration(tok + len + 1)) < 0) {
 		snprintf(msg, size, _("'%s' is not a duration (e.g. 90s, 10m, 2h, 1d)"), tok + len + 1);
 		return -1;
 	}
@@ -208,10 +216,10 @@ static int term_match(const struct term *t, const struct ui_query_fields *f, con
 			hit = fnmatch(t->arg, vals[i], FNM_CASEFOLD) == 0;
 			break;
 		case TERM_ABOVE:
-			hit = strtoll(vals[i], NULL, 10) > t->seconds;
+			hit = strtoll(vals[i], NULL, 10) > t->limit;
 			break;
 		case TERM_BELOW:
-			hit = strtoll(vals[i], NULL, 10) < t->seconds;
+			hit = strtoll(vals[i], NULL, 10) < t->limit;
 			break;
 		}
 	}

@@ -57,7 +57,7 @@ struct ui_pane_view {
 /* ---- the sandbox model ---- */
 enum ui_sb_column {
 	UI_COL_NAME, UI_COL_STATE, UI_COL_KIND, UI_COL_IDLE, UI_COL_EXPIRES, UI_COL_NET,
-	UI_COL_IMAGE, UI_COL_OWNER, UI_COL_CPU, UI_COL_MEMORY, UI_COL_TASKS, UI_COL_COUNT
+	UI_COL_IMAGE, UI_COL_OWNER, UI_COL_DISK, UI_COL_CPU, UI_COL_MEMORY, UI_COL_TASKS, UI_COL_COUNT
 };
 
 struct ui_event;
@@ -181,9 +181,13 @@ int ui_app_move(struct ui_app *app, enum ui_action a, size_t rows, int page);
  * the sandbox named keep (NULL: on the one selected now) */
 void ui_sandboxes_rebuild(struct ui_app *app, const char *keep);
 /* resources.c: samples the selected and the first UI_MEMUSE_MAX running
- * sandboxes (a quiet job); the disk of the selected one at most every 30 s */
+ * sandboxes (a quiet job) and walks the disk of a few listed ones whose
+ * size is unknown, changed (state, activity) or due (10 s running, 60 s not) */
 void ui_resources_poll(struct ui_app *app);
 const struct ui_memuse *ui_resources_find(const struct ui_app *app, const char *name);
+/* The disk of a sandbox as last measured; NULL while not known yet. */
+struct sb_disk_usage;
+const struct sb_disk_usage *ui_resources_disk(const struct ui_app *app, const char *name);
 /* CPU, memory, tasks, disk and the history graph of s for the details pane. */
 void ui_resources_details(struct ui_app *app, const struct sb_sandbox_info *s,
 			  void (*line)(void *, const char *, const char *, int), void *ctx);

@@ -105,6 +105,71 @@ Test(tui, disk_column_counts_the_workspace_without_following_links)
 	quit(t);
 }
 
+/* The DISK cell (fourth from the end: DISK CPU MEM TASKS) of the row starting
+ * with prefix, in bytes ("20M", "1.5K", "512B"); -1 while "..." or none. */
+static long long disk_of(struct tui *t, const char *prefix)
+{
+	static const char units[] = "BKMGT";
+	char cell[32], *end;
+
+	cell_from_end(t, prefix, 4, cell, sizeof(cell));
+	double v = strtod(cell, &end);
+	const char *u = end != cell && *end ? strchr(units, *end) : NULL;
+	if (!u || end[1])
+		return -1;
+	for (; u > units; u--)
+		v *= 1024;
+	return (long long)v;
+}
+
+static int disk_at_least(struct tui *t, const char *prefix, const char *bytes)
+{
+	return disk_of(t, prefix) >= atoll(bytes);
+}
+
+static int disk_known_below(struct tui *t, const char *prefix, const char *bytes)
+{
+	long long d = disk_of(t, prefix);
+	return d > 0 && d < atoll(bytes);
+}
+
+/* DISK needs 125 columns (at 120 it is the first to go): 140, still without
+ * the side details pane. Both sizes are known before the write, then the
+ * written one grows past 20M and the other stays below; sort and query use it. */
+Test(tui, disk_column_shows_what_each_sandbox_wrote)
+{
+	char twenty[32];
+	const char *argv[] = { "--root", root_dir, NULL };
+
+	snprintf(twenty, sizeof(twenty), "%lld", 20LL << 20);
+	cli_ok("create", "fat", "--image", image, NULL, NULL);
+	cli_ok("create", "thin", "--image", image, NULL, NULL);
+	struct tui *t = tui_start(40, 140, argv, NULL);
+	cr_assert_not_null(t);
+	running = t;
+	cr_assert_eq(tui_wait_row(t, "NAME", " DISK", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_cond(t, disk_known_below, "fat ", twenty, WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_cond(t, disk_known_below, "thin ", twenty, WAIT), 0, "%s", tui_screen(t));
+	cli_ok("exec", "fat", "--", "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1048576 count=20 2>/dev/null");
+	cr_assert_eq(tui_wait_cond(t, disk_at_least, "fat ", twenty, WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_cond(t, disk_known_below, "thin ", twenty, WAIT), 0, "%s", tui_screen(t));
+	/* o cycles the sort: NAME STATE KIND IDLE EXPIRES NET IMAGE OWNER DISK */
+	tui_send(t, "oooooooo");
+	cr_assert_eq(tui_wait_text(t, "sorted by DISK", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_above(t, "thin ", "fat ", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "O");
+	cr_assert_eq(tui_wait_above(t, "fat ", "thin ", WAIT), 0, "%s", tui_screen(t));
+	/* a size query keeps the big one only; a bad size is refused with its reason */
+	tui_send(t, "/disk>10M\r");
+	cr_assert_eq(tui_wait_text(t, "Sandboxes (1)", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_wait_gone(t, "thin ", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "/\x15" "disk>huge");
+	cr_assert_eq(tui_wait_text(t, "not a size", WAIT), 0, "%s", tui_screen(t));
+	tui_send(t, "\x1b");
+	cr_assert_eq(tui_wait_text(t, "Sandboxes (2)", WAIT), 0, "%s", tui_screen(t));
+	quit(t);
+}
+
 /* At 80x24 there is no details pane: the process view carries the numbers
  * and the history graph, in plain characters on a monochrome terminal. */
 Test(tui, resources_and_history_at_80x24_in_monochrome)

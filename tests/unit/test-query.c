@@ -11,6 +11,7 @@
 struct row {
 	const char *name, *state, *kind, *owner, *label, *net, *image;
 	long long idle;
+	long long disk;              /* bytes; -1: not measured yet (no value) */
 };
 
 static size_t values(const void *p, const char *field, char (*vals)[UI_QUERY_VALUE_MAX], size_t max)
@@ -31,19 +32,22 @@ static size_t values(const void *p, const char *field, char (*vals)[UI_QUERY_VAL
 		      : !strcmp(field, "image") ? r->image : NULL;
 	if (!strcmp(field, "idle"))
 		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%lld", r->idle);
+	else if (!strcmp(field, "disk") && r->disk >= 0)
+		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%lld", r->disk);
 	else if (v)
 		snprintf(vals[n++], UI_QUERY_VALUE_MAX, "%s", v);
 	return n;
 }
 
-static const char *const names[] = { "name", "state", "kind", "owner", "label", "net", "image", "idle", NULL };
+static const char *const names[] = { "name", "state", "kind", "owner", "label", "net", "image", "idle", "disk", NULL };
 static const char *const durations[] = { "idle", NULL };
-static const struct ui_query_fields fields = { names, durations, values };
+static const char *const sizes[] = { "disk", NULL };
+static const struct ui_query_fields fields = { names, durations, values, sizes };
 
 static const struct row rows[] = {
-	{ "job-1", "running", "temporary", "plugin:search", "team=x", "on", "python:3.12", 30 },
-	{ "job-2", "stopped", "temporary", "mcp", "team=y", "off", "busybox:latest", 3 * 3600 },
-	{ "web", "running", "permanent", NULL, NULL, "off", "python:3.11", 10 * 3600 },
+	{ "job-1", "running", "temporary", "plugin:search", "team=x", "on", "python:3.12", 30, 200LL << 20 },
+	{ "job-2", "stopped", "temporary", "mcp", "team=y", "off", "busybox:latest", 3 * 3600, 12LL << 10 },
+	{ "web", "running", "permanent", NULL, NULL, "off", "python:3.11", 10 * 3600, -1 },
 };
 
 /* "job-1,web": the names of the rows the query keeps. */
@@ -115,6 +119,16 @@ Test(query, durations_compare)
 	kept("idle>5h", "web");
 }
 
+/* a row whose size is not known yet has no value: neither above nor below */
+Test(query, sizes_compare)
+{
+	kept("disk>100M", "job-1");
+	kept("disk<1m", "job-2");
+	kept("disk>4096", "job-1,job-2");
+	kept("!disk>100M", "job-2,web");
+	kept("disk>1G", "");
+}
+
 Test(query, terms_combine_with_and)
 {
 	kept("kind:temporary idle>2h", "job-2");
@@ -132,5 +146,8 @@ Test(query, bad_queries_are_refused_with_a_reason)
 	refused("state:", "needs a value");
 	refused("idle>soon", "not a duration");
 	refused("name>2h", "compares only durations");
+	refused("disk>huge", "not a size");
+	refused("disk<2h", "not a size");
+	refused("idle>100M", "not a duration");
 	refused("job state:running bogus:1", "unknown field 'bogus'");
 }
