@@ -760,6 +760,39 @@ int sb_timeline_read(struct sb_timeline **out, struct sb_root *root, const char 
 	return 0;
 }
 
+/* The line at off in fd, up to LINE_MAX bytes before its newline, into
+ * *out (malloc'd, not NUL-terminated), read in chunks that double from 4 KiB:
+ * entries are a few hundred bytes, and a LINE_MAX buffer per lookup cost more
+ * than the lookup. Its length; -1 when no whole line is there (or no memory). */
+static ssize_t line_at(char **out, int fd, off_t off)
+{
+	size_t have = 0, cap = 4096;
+	char *buf = NULL, *b;
+
+	*out = NULL;
+	for (;;) {
+		if (have == cap) {
+			if (cap > LINE_MAX)
+				break;
+			cap = cap * 2 > LINE_MAX ? LINE_MAX + 1 : cap * 2;
+		}
+		if (!(b = realloc(buf, cap)))
+			break;
+		buf = b;
+		ssize_t n = pread(fd, buf + have, cap - have, off + (off_t)have);
+		char *nl = n > 0 ? memchr(buf + have, '\n', (size_t)n) : NULL;
+		if (nl) {
+			*out = buf;
+			return nl - buf;
+		}
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	free(buf);
+	return -1;
+}
+
 int sb_timeline_read_at(struct sb_timeline **out, struct sb_root *root, const char *name, unsigned long long pos,
 			struct sb_error *err)
 {
@@ -776,17 +809,16 @@ int sb_timeline_read_at(struct sb_timeline **out, struct sb_root *root, const ch
 	else if (old >= 0 && pos >= base1)
 		fd = old, base = base1;
 	struct reader rd = { .t = *out };
-	char *line = fd >= 0 ? malloc(LINE_MAX + 1) : NULL;
-	ssize_t n = line ? pread(fd, line, LINE_MAX + 1, (off_t)(pos - base)) : -1;
-	char *nl = n > 0 ? memchr(line, '\n', (size_t)n) : NULL;
-	if (nl)
-		rc = take_line(&rd, line, (size_t)(nl - line), pos);
+	char *line = NULL;
+	ssize_t len = fd >= 0 ? line_at(&line, fd, (off_t)(pos - base)) : -1;
+	if (len >= 0)
+		rc = take_line(&rd, line, (size_t)len, pos);
 	free(line);
 	if (cur >= 0)
 		close(cur);
 	if (old >= 0)
 		close(old);
-	if (rc < 0 || !nl || (*out)->count != 1) {
+	if (rc < 0 || len < 0 || (*out)->count != 1) {
 		sb_timeline_free(*out);
 		*out = NULL;
 		rc = rc < 0 ? sb_error_set(err, SB_ERR_NOMEM, _("out of memory"))

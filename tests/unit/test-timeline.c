@@ -262,6 +262,19 @@ Test(timeline_file, append_read_and_continue)
 	sb_timeline_free(t);
 	cr_assert_eq(sb_timeline_read_at(&t, root, "box", second + 1, &err), SB_ERR_NOTFOUND, "mid-line is no entry");
 	cr_assert_null(t);
+
+	/* a line longer than the reader's first chunks (4 and 8 KiB) */
+	static char long_text[20001];
+	memset(long_text, 'l', sizeof(long_text) - 1);
+	add(long_text, 4000);
+	t = read_from(next, 0, 0);
+	cr_assert_eq(t->count, 2);
+	unsigned long long long_pos = t->entries[1].pos;
+	sb_timeline_free(t);
+	cr_assert_eq(sb_timeline_read_at(&t, root, "box", long_pos, &err), 0, "%s", err.msg);
+	cr_assert_eq(t->count, 1);
+	cr_assert_str_eq(t->entries[0].text, long_text);
+	sb_timeline_free(t);
 }
 
 Test(timeline_file, redacted_and_capped)
