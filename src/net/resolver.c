@@ -362,12 +362,16 @@ static void *serve(void *arg)
 	for (;;) {
 		struct pollfd pfd[2 + TCP_CONNS] = { { .fd = s->fd[0], .events = POLLIN }, { .fd = s->fd[1], .events = POLLIN } };
 		long long now = sb_clock_monotonic_ms();
+		int idle_ms = -1;   /* no connection: no wake-up until a packet (a keeper per sandbox) */
 		for (int i = 0; i < TCP_CONNS; i++) {
-			if (conns[i].fd >= 0 && now - conns[i].last >= TCP_IDLE_MS)
+			long long left = conns[i].last + TCP_IDLE_MS - now;
+			if (conns[i].fd >= 0 && left <= 0)
 				conn_close(&conns[i]);
+			else if (conns[i].fd >= 0 && (idle_ms < 0 || left < idle_ms))
+				idle_ms = (int)left;
 			pfd[2 + i] = (struct pollfd){ .fd = conns[i].fd, .events = POLLIN };
 		}
-		if (poll(pfd, 2 + TCP_CONNS, 1000) <= 0)
+		if (poll(pfd, 2 + TCP_CONNS, idle_ms) <= 0)
 			continue;
 		if (pfd[0].revents)
 			serve_datagram(s);
