@@ -133,12 +133,14 @@ static void cell_text(const struct ui_app *app, const struct sb_sandbox_info *s,
 	case UI_COL_MEMORY:
 		memory_cell(app, s, buf, size);
 		break;
-	case UI_COL_DISK:
-		if (disk_shown(app, s) >= 0)
-			sb_units_format_size(buf, size, (unsigned long long)disk_shown(app, s), SB_UNITS_COMPACT);
+	case UI_COL_DISK: {
+		long long disk = disk_shown(app, s);
+		if (disk >= 0)
+			sb_units_format_size(buf, size, (unsigned long long)disk, SB_UNITS_COMPACT);
 		else
 			snprintf(buf, size, "%s", ui_theme_glyphs()->ellipsis);
 		break;
+	}
 	case UI_COL_CPU:
 		if (sample(app, s) && sample(app, s)->cpu_pct >= 0)
 			snprintf(buf, size, "%.0f%%", sample(app, s)->cpu_pct);

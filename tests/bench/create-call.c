@@ -6,21 +6,13 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/root.h"
+#include "benchutil.h"
 #include "sandbox/sandbox.h"
 
-static struct timespec start;
-
-static double since_start(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - start.tv_sec) * 1000 + (double)(t.tv_nsec - start.tv_nsec) / 1e6;
-}
+static double start;
 
 struct reader {
 	int fd;
@@ -33,7 +25,7 @@ static void *first_byte(void *arg)
 	struct reader *r = arg;
 	char buf[64];
 
-	r->ms = read(r->fd, buf, 1) == 1 && buf[0] == 'o' ? since_start() : -1;
+	r->ms = read(r->fd, buf, 1) == 1 && buf[0] == 'o' ? bench_now_ms() - start : -1;
 	while (read(r->fd, buf, sizeof(buf)) > 0)
 		;
 	return NULL;
@@ -57,12 +49,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct sb_sandbox_spec spec = { .name = argv[2], .image = argv[3], .network = -1 };
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = bench_now_ms();
 	if (sb_sandbox_create(NULL, root, &spec, &err) < 0) {
 		fprintf(stderr, "create-call: %s\n", err.msg);
 		return 1;
 	}
-	double created = since_start();
+	double created = bench_now_ms() - start;
 	if (pipe(p) < 0)
 		return 1;
 	got.fd = p[0];
