@@ -166,7 +166,7 @@ void sbf_assert_reconciled(const struct sbf *f, const char *when)
 {
 	struct sb_sandbox_info *list;
 	size_t n, running = 0;
-	char ids[4096] = "";
+	char ids[4096] = "", images[8192] = "";
 
 	cr_assert_eq(sb_sandbox_list(&list, &n, f->root, NULL), 0);
 	for (size_t i = 0; i < n; i++) {
@@ -175,6 +175,9 @@ void sbf_assert_reconciled(const struct sbf *f, const char *when)
 		running += up;
 		if (up)
 			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s\n", list[i].rec.id);
+		if (list[i].rec.disk)
+			snprintf(images + strlen(images), sizeof(images) - strlen(images), "%s/sandboxes/%s/disk.img\n",
+				 f->dir, list[i].rec.name);
 		else
 			cr_assert(!sbf_runsc_has(f, list[i].rec.id) && !sbf_cgroup_exists(list[i].rec.id) &&
 					  !sbf_mounted_below(disk),
@@ -188,6 +191,11 @@ void sbf_assert_reconciled(const struct sbf *f, const char *when)
 	for (char *line = strtok(listed, "\n"); line; line = strtok(NULL, "\n"))
 		cr_assert(has_line(ids, line), "%s: runsc still has container %s", when, line);
 	free(listed);
+	/* loop devices: each one the disk of a listed capped sandbox */
+	char *loops = tu_sh_out("cat /sys/block/loop*/loop/backing_file 2>/dev/null | grep -F '%s/'; true", f->dir);
+	for (char *line = strtok(loops, "\n"); line; line = strtok(NULL, "\n"))
+		cr_assert(has_line(images, line), "%s: loop device left on %s", when, line);
+	free(loops);
 	/* sandbox directories: each one a listed sandbox */
 	char *dirs = tu_sh_out("cd %s/sandboxes && for d in *; do [ -d \"$d\" ] && echo \"$d\"; done; true", f->dir);
 	for (char *d = strtok(dirs, "\n"); d; d = strtok(NULL, "\n")) {

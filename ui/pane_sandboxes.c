@@ -413,6 +413,27 @@ static void line_pair(void (*line)(void *, const char *, const char *, int), voi
 }
 
 /* The service and the published ports; a port reachable from other hosts is flagged. */
+/* A capped disk: its size and what its file system has in use (the cap is
+ * what a sandbox that fills it hits: marked from 90%). */
+static void disk_limit_details(const struct sb_sandbox_info *s, void (*line)(void *, const char *, const char *, int),
+			       void *ctx)
+{
+	char cap[16], used[16], buf[64];
+
+	if (!s->rec.disk) {
+		line_pair(line, ctx, _("Disk limit"), _("no limit"), 0);
+		return;
+	}
+	sb_units_format_size(cap, sizeof(cap), s->rec.disk, SB_UNITS_COMPACT);
+	if (!s->disk_size) {
+		line_pair(line, ctx, _("Disk limit"), cap, 0);
+		return;
+	}
+	sb_units_format_size(used, sizeof(used), s->disk_used, SB_UNITS_COMPACT);
+	snprintf(buf, sizeof(buf), _("%s (%s used)"), cap, used);
+	line_pair(line, ctx, _("Disk limit"), buf, s->disk_used >= s->disk_size / 10 * 9);
+}
+
 static void service_details(const struct sb_sandbox_info *s, void (*line)(void *, const char *, const char *, int),
 			    void *ctx)
 {
@@ -479,6 +500,7 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	if (s->rec.cpus > 0)
 		snprintf(t, sizeof(t), "%.2g", s->rec.cpus);
 	line_pair(line, ctx, _("CPUs"), s->rec.cpus > 0 ? t : _("no limit"), 0);
+	disk_limit_details(s, line, ctx);
 	line_pair(line, ctx, _("Owner"), s->rec.owner && *s->rec.owner ? s->rec.owner : "-", 0);
 	for (size_t i = 0; i < s->rec.n_labels; i++) {
 		snprintf(buf, sizeof(buf), "%s=%s", s->rec.labels[i].key, s->rec.labels[i].value);

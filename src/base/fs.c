@@ -84,6 +84,16 @@ int sb_fs_fsync_dir(const char *dir, struct sb_error *err)
 	return 0;
 }
 
+int sb_fs_mount_point(const char *path)
+{
+	struct stat st, parent;
+	char *up = sb_path_join(path, "..");
+	int rc = up && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(up, &parent) == 0 && st.st_dev != parent.st_dev;
+
+	free(up);
+	return rc;
+}
+
 int sb_fs_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

@@ -31,6 +31,9 @@ int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t m
 /* Reads a whole (small) file; *out is NUL-terminated and malloc'd. max bounds it. */
 int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err);
 int sb_fs_fsync_dir(const char *dir, struct sb_error *err);
+/* 1 when path is a directory with something mounted on it (its device
+ * differs from its parent's); a symlink never is. */
+int sb_fs_mount_point(const char *path);
 /* rm -rf that never follows symlinks and never crosses into another
  * filesystem (a mount point below path is an error, nothing under it is touched).
  * A missing path is not an error. */

@@ -49,6 +49,14 @@ static int parse_onoff(const char *s)
 	return !strcmp(s, "on") ? 1 : !strcmp(s, "off") ? 0 : -1; /* NOLINT(clang-analyzer-core.NonNullParamChecker): required argument (docs/checks.md) */
 }
 
+/* A size option's bytes; 0 when it is not a positive size. */
+static unsigned long long size_arg(const char *s)
+{
+	long long v = sb_units_parse_size(s);
+
+	return v > 0 ? (unsigned long long)v : 0;
+}
+
 static int create_run(struct sb_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -61,6 +69,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		{ "no-exchange", no_argument, NULL, 'X' },
 		{ "memory", required_argument, NULL, 'M' },
 		{ "cpus", required_argument, NULL, 'c' },
+		{ "disk", required_argument, NULL, 'd' },
 		{ "owner", required_argument, NULL, 'o' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "expiry", required_argument, NULL, 'e' },
@@ -112,13 +121,14 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 		case 'X':
 			a.spec.no_exchange = 1;
 			break;
-		case 'M': {
-			long long m = sb_units_parse_size(optarg);
-			if (m <= 0)
+		case 'M':
+			if (!(a.spec.memory = size_arg(optarg)))
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid memory size '%s' (e.g. 512m, 2g)"), optarg);
-			a.spec.memory = (unsigned long long)m;
 			break;
-		}
+		case 'd':
+			if (!(a.spec.disk = size_arg(optarg)))
+				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid disk size '%s' (e.g. 512m, 2g)"), optarg);
+			break;
 		case 'c':
 			a.spec.cpus = strtod(optarg, &end); /* NOLINT(clang-analyzer-core.NonNullParamChecker): required argument (docs/checks.md) */
 			if (*end || a.spec.cpus <= 0 || a.spec.cpus > 1024)
@@ -207,7 +217,8 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 const struct sb_cli_command sb_cmd_create = {
 	.name = "create",
 	.synopsis = "NAME --image REF [--temporary[=IDLE]|--permanent] [--network on|off] "
-		    "[--mount HOST:PATH[:ro|rw]]... [--allow-sensitive-mounts] [--no-exchange] [--memory M] [--cpus N] [--owner O] "
+		    "[--mount HOST:PATH[:ro|rw]]... [--allow-sensitive-mounts] [--no-exchange] [--memory M] [--cpus N] [--disk SIZE] "
+		    "[--owner O] "
 		    "[--label K=V]... [--expiry rm|stop|pause[,stop=D]] [--allow ADDR[/PREFIX][:PORT]|@PROFILE]... [--deny-all] "
 		    "[--service CMD [--health CMD] [--health-interval T] [--restart no|on-failure|always]] "
 		    "[--publish [ADDR:]HOSTPORT:PORT]... [--json]",
@@ -221,6 +232,8 @@ const struct sb_cli_command sb_cmd_create = {
 		   "  --no-exchange        do not mount the exchange folder at /exchange\n"
 		   "  --memory M           memory limit (e.g. 512m, 2g)\n"
 		   "  --cpus N             CPU limit in cores\n"
+		   "  --disk SIZE          cap its disk (root file system changes and workspace) at SIZE,\n"
+		   "                       a file system of its own (at least 16M)\n"
 		   "  --owner O            who owns it (e.g. plugin:search)\n"
 		   "  --label K=V          a label (repeatable)\n"
 		   "  --expiry rm|stop|pause[,stop=D]  what expiry does to a temporary sandbox (pause,stop=D:\n"

@@ -87,6 +87,15 @@ static void print_info(struct sb_root *root, const struct sb_sandbox_info *s, co
 	else
 		snprintf(cpus, sizeof(cpus), "%s", _("unlimited"));
 	printf("%-14s %s %s, %s %s\n", _("limits:"), _("memory"), a, _("cpus"), cpus);
+	if (s->rec.disk) {
+		sb_units_format_size(a, sizeof(a), s->rec.disk, SB_UNITS_TEXT);
+		printf("%-14s %s", _("disk limit:"), a);
+		if (s->disk_size) {
+			sb_units_format_size(a, sizeof(a), s->disk_used, SB_UNITS_TEXT);
+			printf(_(" (%s used)"), a);
+		}
+		putchar('\n');
+	}
 	if (st) {
 		sb_units_format_size(a, sizeof(a), st->memory_usage, SB_UNITS_TEXT);
 		printf("%-14s %s\n", _("memory used:"), a);

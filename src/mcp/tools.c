@@ -29,6 +29,8 @@ static const struct mcp_tool tools[] = {
 			   "\"idle_timeout\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"Seconds of idleness "
 			   "before a temporary sandbox expires.\"}, "
 			   "\"network\": {\"type\": \"boolean\", \"description\": \"Network access (default: configured).\"}, "
+			   "\"disk\": {\"type\": \"string\", \"description\": \"Cap on its disk (root file system "
+			   "changes and /workspace), e.g. 512m, 2g; at least 16m.\"}, "
 			   "\"mounts\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {"
 			   "\"host\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, "
 			   "\"mode\": {\"type\": \"string\", \"enum\": [\"ro\", \"rw\"]}}, \"required\": [\"host\", "

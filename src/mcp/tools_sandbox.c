@@ -8,6 +8,7 @@
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/jsonfile.h"
+#include "base/units.h"
 #include "image/bootstrap.h"
 #include "image/store.h"
 #include "sandbox/files.h"
@@ -76,6 +77,11 @@ int mcp_tool_sandbox_create(json_t **result, const struct mcp_ctx *ctx, const js
 	spec.n_publish = svc.n_publish;
 	if (kind)
 		spec.kind = sb_sandbox_kind_parse(kind);
+	const char *disk = mcp_arg_str(args, "disk", NULL);
+	long long size = disk ? sb_units_parse_size(disk) : 0;
+	if (size < 0 || (disk && size == 0))
+		return sb_error_set(err, SB_ERR_INVALID, _("invalid disk size '%s' (e.g. 512m, 2g)"), disk);
+	spec.disk = (unsigned long long)size;
 	if (json_array_size(list) > MAX_MOUNTS)
 		return sb_error_set(err, SB_ERR_LIMIT, _("At most %d mounts can be given."), MAX_MOUNTS);
 	json_array_foreach (list, i, m)

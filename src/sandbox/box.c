@@ -51,25 +51,43 @@ int sb_box_name_check(const char *name, struct sb_error *err)
 	return sb_name_check(name, _("sandbox name"), err);
 }
 
-/* Paths below ROOT/sandboxes/<name>, by field. */
+/* Paths below ROOT/sandboxes/<name>, by field; on_disk: below disk/ when
+ * the sandbox's disk is capped (disk_limit.c). */
 static const struct {
 	size_t offset;
 	const char *rel;
+	int on_disk;
 } box_paths[] = {
-	{ offsetof(struct sb_box, rootfs), "rootfs" },
-	{ offsetof(struct sb_box, upper), "upper" },
-	{ offsetof(struct sb_box, work), "work" },
-	{ offsetof(struct sb_box, workspace), "workspace" },
-	{ offsetof(struct sb_box, checkpoint), "checkpoint" },
-	{ offsetof(struct sb_box, checkpoint_tmp), "checkpoint.tmp" },
-	{ offsetof(struct sb_box, checkpoint_used), "checkpoint.used" },
-	{ offsetof(struct sb_box, activity), "activity" },
-	{ offsetof(struct sb_box, exec_lock), "exec.lock" },
-	{ offsetof(struct sb_box, shells), "shells" },
-	{ offsetof(struct sb_box, hosts), "hosts" },
-	{ offsetof(struct sb_box, resolv), "resolv.conf" },
-	{ offsetof(struct sb_box, mounts), "mounts" },
+	{ offsetof(struct sb_box, rootfs), "rootfs", 0 },
+	{ offsetof(struct sb_box, upper), "upper", 1 },
+	{ offsetof(struct sb_box, work), "work", 1 },
+	{ offsetof(struct sb_box, workspace), "workspace", 1 },
+	{ offsetof(struct sb_box, checkpoint), "checkpoint", 0 },
+	{ offsetof(struct sb_box, checkpoint_tmp), "checkpoint.tmp", 0 },
+	{ offsetof(struct sb_box, checkpoint_used), "checkpoint.used", 0 },
+	{ offsetof(struct sb_box, activity), "activity", 0 },
+	{ offsetof(struct sb_box, exec_lock), "exec.lock", 0 },
+	{ offsetof(struct sb_box, shells), "shells", 0 },
+	{ offsetof(struct sb_box, hosts), "hosts", 0 },
+	{ offsetof(struct sb_box, resolv), "resolv.conf", 0 },
+	{ offsetof(struct sb_box, mounts), "mounts", 0 },
+	{ offsetof(struct sb_box, disk), SB_BOX_DISK, 0 },
+	{ offsetof(struct sb_box, disk_image), SB_BOX_DISK_IMAGE, 0 },
 };
+
+int sb_box_set_paths(struct sb_box *b, int capped, struct sb_error *err)
+{
+	b->capped = capped;
+	for (size_t i = 0; i < sizeof(box_paths) / sizeof(box_paths[0]); i++) {
+		char **field = (char **)((char *)b + box_paths[i].offset);
+		free(*field);
+		*field = capped && box_paths[i].on_disk ? sb_strdupf("%s/" SB_BOX_DISK "/%s", b->dir, box_paths[i].rel)
+							: sb_path_join(b->dir, box_paths[i].rel);
+		if (!*field)
+			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	}
+	return 0;
+}
 
 int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum box_lock lock, int load,
 		struct sb_error *err)
@@ -86,11 +104,13 @@ int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum b
 	free(rel);
 	if (!b->dir)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	for (size_t i = 0; i < sizeof(box_paths) / sizeof(box_paths[0]); i++) {
-		char **field = (char **)((char *)b + box_paths[i].offset);
-		if (!(*field = sb_path_join(b->dir, box_paths[i].rel)))
-			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	}
+	struct stat st;
+	if ((rc = sb_box_set_paths(b, 0, err)) < 0 || (lstat(b->disk_image, &st) == 0 && (rc = sb_box_set_paths(b, 1, err)) < 0))
+		return rc;
+	/* after a host restart: what needs the disk finds it (a failure here
+	 * leaves disk/ empty, and sb_box_boot says why) */
+	if (b->capped)
+		sb_box_disk_attach(b, NULL);
 	if ((rc = sb_settings_load(&b->settings, root, err)) < 0)
 		return rc;
 	if (lock != BOX_LOCK_NONE && (rc = sb_box_lock(b, lock, err)) < 0)
@@ -240,7 +260,10 @@ static int write_host_files(struct sb_box *b, struct sb_error *err)
 int sb_box_boot(struct sb_box *b, const char *image_path, struct sb_error *err)
 {
 	/* first: a host mount that changed refuses the boot before anything is set up */
-	int rc = sb_box_stage_mounts(b, err);
+	int rc = b->capped ? sb_box_disk_attach(b, err) : 0;
+
+	if (rc == 0)
+		rc = sb_box_stage_mounts(b, err);
 
 	if (rc < 0)
 		return rc;

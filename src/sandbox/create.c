@@ -121,9 +121,16 @@ static int check_text(const char *s, const char *what, struct sb_error *err)
 }
 
 /* What the record keeps as text must be UTF-8: JSON cannot hold anything else. */
-static int check_texts(const struct sb_sandbox_spec *spec, struct sb_error *err)
+/* ext4's own structures take about a megabyte of a small disk */
+#define DISK_MIN (16ULL << 20)
+
+static int check_spec(const struct sb_sandbox_spec *spec, struct sb_error *err)
 {
 	int rc = check_text(spec->owner, _("owner of the sandbox"), err);
+
+	if (rc == 0 && spec->disk && spec->disk < DISK_MIN)
+		rc = sb_error_set(err, SB_ERR_INVALID, _("a disk cap of %llu bytes is too small: give at least 16M"),
+				  spec->disk);
 
 	for (size_t i = 0; rc == 0 && i < spec->n_mounts; i++)
 		if ((rc = check_text(spec->mounts[i].host, _("host path of a mount"), err)) == 0)
@@ -222,6 +229,7 @@ static int fill_record(struct sb_record *rec, const struct sb_sandbox_spec *spec
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	rec->exchange = !spec->no_exchange;
 	rec->memory = spec->memory ? spec->memory : set->memory;
+	rec->disk = spec->disk;
 	rec->cpus = spec->cpus > 0 ? spec->cpus : set->cpus;
 	rec->owner = dup_or_empty(spec->owner);
 	rec->reason = strdup(_("creating"));
@@ -258,17 +266,17 @@ int sb_box_new_record(struct sb_record *rec, struct sb_root *root, const struct 
 	return rc < 0 ? rc : resolve_image(rec, root, spec->image, err);
 }
 
-static const char *const box_dirs[] = { "upper", "work", "rootfs", "workspace", "bundle", "shells", NULL };
-
 int sb_box_make_dirs(struct sb_box *b, struct sb_error *err)
 {
-	for (const char *const *d = box_dirs; *d; d++) {
-		char *path = sb_path_join(b->dir, *d);
-		int rc = path ? sb_fs_mkdirs(path, 0700, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		free(path);
-		if (rc < 0)
-			return rc;
-	}
+	int rc = b->rec.disk && !b->capped ? sb_box_disk_make(b, err) : 0;
+	char *bundle = sb_path_join(b->dir, "bundle");
+	const char *const dirs[] = { b->upper, b->work, b->rootfs, b->workspace, bundle, b->shells };
+
+	for (size_t i = 0; rc == 0 && i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		rc = dirs[i] ? sb_fs_mkdirs(dirs[i], 0700, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	free(bundle);
+	if (rc < 0)
+		return rc;
 	/* the workspace is the sandbox's own: root inside may write it; the
 	 * overlay's / takes upper's mode, which users other than root inside
 	 * (an image's USER, exec --user) must be able to enter. The sandbox's
@@ -342,7 +350,7 @@ static int create_locked(struct sb_sandbox_info *out, struct sb_root *root, cons
 		err = &own;
 	if ((rc = sb_box_open(&b, root, spec->name, BOX_LOCK_NONE, 0, err)) < 0)
 		goto out;
-	if ((rc = check_texts(spec, err)) < 0 || (rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 ||
+	if ((rc = check_spec(spec, err)) < 0 || (rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 ||
 	    (rc = resolve_image(&b.rec, root, spec->image, err)) < 0)
 		goto out;
 	if (mkdir(b.dir, 0700) < 0) {
@@ -397,7 +405,7 @@ int sb_sandbox_create(struct sb_sandbox_info *out, struct sb_root *root, const s
 
 	if (out)
 		memset(out, 0, sizeof(*out));
-	if ((rc = sb_sandbox_name_check(spec->name, err)) < 0 || (rc = check_texts(spec, err)) < 0)
+	if ((rc = sb_sandbox_name_check(spec->name, err)) < 0 || (rc = check_spec(spec, err)) < 0)
 		return rc;
 	/* a warm member of the pool when one matches; then the pool is topped up
 	 * in the background (failures there are the refill's, not the caller's) */

@@ -55,6 +55,7 @@ static unsigned long long *field_of(struct sb_disk_usage *u, const char *name)
 		{ "upper", offsetof(struct sb_disk_usage, upper) },
 		{ "work", offsetof(struct sb_disk_usage, upper) },
 		{ "workspace", offsetof(struct sb_disk_usage, workspace) },
+		{ SB_BOX_DISK_IMAGE, offsetof(struct sb_disk_usage, upper) }, /* a capped disk: upper and workspace in one */
 		{ "checkpoint", offsetof(struct sb_disk_usage, checkpoint) },
 		{ "sessions", offsetof(struct sb_disk_usage, sessions) },
 	};

@@ -102,12 +102,8 @@ static void sweep_recordless(struct gc *g)
 			if ((lock = try_lock(b.dir)) < 0) {
 				rc = sb_error_set(&e, SB_ERR_BUSY, _("sandbox directory '%s' is in use"), name);
 			} else {
-				/* no record, so no container id: this only unmounts the disk */
-				rc = sb_box_teardown(&b, 1, &e);
-				if (rc == 0)
-					rc = sb_box_network_down(&b, name, &e);
-				if (rc == 0)
-					rc = sb_fs_remove_tree(b.dir, &e);
+				/* no record, so no container id: this only unmounts the disks */
+				rc = sb_box_destroy(&b, 1, &e);
 				close(lock);
 			}
 		}

@@ -39,6 +39,8 @@ struct sb_box {
 	int container_stopped;           /* checkpointed: teardown need not kill it */
 	struct sb_netinfo net;           /* network on: set up by sb_box_network_up */
 	char *mounts;                    /* dir/mounts: where verified host folders are bound */
+	char *disk, *disk_image;         /* a capped disk (disk_limit.c): the mount point, the image */
+	int capped;                      /* upper, work and workspace are on that disk */
 	char **mount_src;                /* dir/mounts/<i> per record mount, once staged for a boot */
 	char *mount_changed;             /* why the last boot refused a host mount ("mount changed: ..."); NULL: none */
 };
@@ -66,6 +68,9 @@ int sb_pool_claim(struct sb_sandbox_info *out, struct sb_root *root, const struc
 int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum box_lock lock, int load,
 		struct sb_error *err);
 void sb_box_close(struct sb_box *b);
+/* The paths of b's files below b->dir, upper, work and workspace below
+ * disk/ when capped (sb_box_open sets them from what is on disk). */
+int sb_box_set_paths(struct sb_box *b, int capped, struct sb_error *err);
 /* Takes the sandbox's lock (ROOT/sandboxes/<name>/lock). */
 int sb_box_lock(struct sb_box *b, enum box_lock lock, struct sb_error *err);
 /* Opens the record's backend on first use. */
@@ -236,6 +241,19 @@ int sb_box_stop_as(struct sb_root *root, const char *name, const char *reason, e
 int sb_box_new_id(char id[SB_SANDBOX_ID_LEN], struct sb_error *err);
 /* The directories of a new sandbox (its disk, workspace, bundle, shells). */
 int sb_box_make_dirs(struct sb_box *b, struct sb_error *err);
+
+/* A capped disk (--disk, disk_limit.c): upper, overlay work directory and
+ * workspace on an ext4 of rec.disk bytes of their own, the image file
+ * SB_BOX_DISK_IMAGE in the sandbox's folder, mounted at SB_BOX_DISK for as
+ * long as the sandbox exists (a loop device each). make formats and mounts
+ * it for a new sandbox and switches b's paths; attach mounts it when it is
+ * not (after a host restart; serialised by a lock on the image); detach
+ * unmounts it, before the folder is removed. */
+#define SB_BOX_DISK "disk"
+#define SB_BOX_DISK_IMAGE "disk.img"
+int sb_box_disk_make(struct sb_box *b, struct sb_error *err);
+int sb_box_disk_attach(struct sb_box *b, struct sb_error *err);
+int sb_box_disk_detach(struct sb_box *b, struct sb_error *err);
 /* Undoes a create (or fork) that failed after its directory was made. When
  * that fails too the record stays, in state broken, for rm --force. */
 void sb_box_roll_back(struct sb_box *b, const struct sb_error *cause);

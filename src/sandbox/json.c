@@ -18,6 +18,9 @@ json_t *sb_sandbox_info_json(const struct sb_sandbox_info *info)
 	doc = sb_json_set(doc, "expires_in", info->expires_in < 0 ? json_null() : json_integer(info->expires_in));
 	doc = sb_json_set(doc, "checkpoint", json_boolean(info->has_checkpoint));
 	doc = sb_json_set(doc, "workspace", json_string(info->workspace));
+	if (info->disk_size)
+		doc = sb_json_set(doc, "disk_usage", json_pack("{s:I, s:I}", "used", (json_int_t)info->disk_used, "size",
+							    (json_int_t)info->disk_size));
 	if (info->address[0])
 		doc = sb_json_set(doc, "address", json_string(info->address));
 	if (info->rec.service.command) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "internal.h"
 #include "base/clock.h"
@@ -53,6 +54,14 @@ static void derive(struct sb_sandbox_info *info, long long now)
 	info->expires_in = expires_in(&info->rec, info->idle_seconds, info->last_activity, now);
 	free(act);
 	free(ckpt);
+	/* a capped disk: its file system says what is used (nothing when not mounted) */
+	struct statvfs vfs;
+	char *disk = info->rec.disk ? sb_path_join(info->dir, SB_BOX_DISK) : NULL;
+	if (disk && sb_fs_mount_point(disk) && statvfs(disk, &vfs) == 0) {
+		info->disk_size = (unsigned long long)vfs.f_blocks * vfs.f_frsize;
+		info->disk_used = (unsigned long long)(vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize;
+	}
+	free(disk);
 }
 
 static int info_from(struct sb_sandbox_info *out, struct sb_root *root, const char *name, struct sb_record *rec,
@@ -62,7 +71,7 @@ static int info_from(struct sb_sandbox_info *out, struct sb_root *root, const ch
 
 	memset(out, 0, sizeof(*out));
 	out->dir = rel ? sb_root_file(root, rel) : NULL;
-	out->workspace = out->dir ? sb_path_join(out->dir, "workspace") : NULL;
+	out->workspace = out->dir ? sb_path_join(out->dir, rec->disk ? SB_BOX_DISK "/workspace" : "workspace") : NULL;
 	free(rel);
 	if (!out->workspace) {
 		sb_sandbox_info_clear(out);

@@ -163,7 +163,7 @@ static int save_profiles(struct sb_root *root, const struct sb_pool_profile *lis
 static int member_matches(const struct sb_record *rec, const struct sb_pool_profile *p)
 {
 	return rec->state == SB_STATE_RUNNING && !strcmp(rec->image_digest, p->digest) && rec->network == p->network &&
-	       rec->memory == p->memory && fabs(rec->cpus - p->cpus) < 1e-9 && rec->exchange && !rec->n_mounts;
+	       rec->memory == p->memory && fabs(rec->cpus - p->cpus) < 1e-9 && rec->exchange && !rec->n_mounts && !rec->disk;
 }
 
 typedef void (*member_fn)(void *ctx, struct sb_box *b, int alive);

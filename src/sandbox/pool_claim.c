@@ -31,13 +31,13 @@
 /* What a member can stand in for: a temporary sandbox (members boot with a
  * temporary's unsynced disk) with network off (the namespace of network on
  * is named after the sandbox), the default exchange, no host mounts, no
- * service, no published port, the default egress policy. */
+ * disk cap, no service, no published port, the default egress policy. */
 static int claimable(const struct sb_sandbox_spec *spec, const struct sb_settings *set)
 {
 	enum sb_sandbox_kind kind = spec->kind != SB_KIND_DEFAULT ? spec->kind : set->kind;
 	int network = spec->network >= 0 ? spec->network : set->network;
 
-	return kind == SB_KIND_TEMPORARY && !network && !spec->n_mounts && !spec->no_exchange &&
+	return kind == SB_KIND_TEMPORARY && !network && !spec->n_mounts && !spec->no_exchange && !spec->disk &&
 	       !(spec->service && spec->service->command) && !spec->n_publish &&
 	       (!spec->egress || spec->egress->mode == SB_EGRESS_DEFAULT);
 }

@@ -144,7 +144,7 @@ json_t *sb_record_to_json(const struct sb_record *r)
 	for (size_t i = 0; i < r->n_labels; i++)
 		labels = sb_json_set(labels, r->labels[i].key, json_string(r->labels[i].value));
 	/* "o" steals mounts and labels even when the pack fails, and fails on NULL */
-	json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:f},"
+	json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:f, s:I},"
 				" s:s, s:o, s:s, s:s, s:I, s:{s:s, s:s}}",
 				"schema", SB_RECORD_SCHEMA, "backend", r->backend[0] ? r->backend : "runsc",
 				"name", r->name, "id", r->id, "created", (json_int_t)r->created,
@@ -152,7 +152,7 @@ json_t *sb_record_to_json(const struct sb_record *r)
 				"kind", sb_sandbox_kind_name(r->kind), "idle_timeout", (json_int_t)r->idle_timeout,
 				"expiry_action", sb_expiry_action_name(r->expiry_action), "network", r->network,
 				"mounts", mounts, "exchange", r->exchange,
-				"resources", "memory", (json_int_t)r->memory, "cpus", r->cpus,
+				"resources", "memory", (json_int_t)r->memory, "cpus", r->cpus, "disk", (json_int_t)r->disk,
 				"owner", r->owner ? r->owner : "", "labels", labels,
 				"state", sb_sandbox_state_name(r->state), "reason", r->reason ? r->reason : "",
 				"state_changed", (json_int_t)r->state_changed,
@@ -204,7 +204,7 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	const char *name = NULL, *id = NULL, *ref = NULL, *digest = NULL, *kind = NULL, *expiry = NULL;
 	const char *owner = "", *state = NULL, *reason = "", *backend = "runsc", *build = "", *boot_id = "";
 	const char *parent = "", *parent_id = "";
-	json_int_t schema = 0, created = 0, idle = 0, memory = 0, changed = 0, stop_after = 0;
+	json_int_t schema = 0, created = 0, idle = 0, memory = 0, disk = 0, changed = 0, stop_after = 0;
 	double cpus = 0;
 	int network = 0, exchange = 1;
 	json_t *mounts = NULL, *labels = NULL, *egress = NULL, *config = NULL, *tier;
@@ -212,12 +212,12 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 
 	memset(out, 0, sizeof(*out));
 	if (json_unpack_ex((json_t *)doc, &jerr, 0,
-			   "{s:I, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:F},"
+			   "{s:I, s:s, s:s, s:I, s:{s:s, s:s}, s:s, s:I, s:s, s:b, s:o, s:b, s:{s:I, s:F, s?I},"
 			   " s?s, s?o, s:s, s?s, s?I, s?s, s?{s?s, s?s}, s?o, s?{s:s, s:s}}",
 			   "schema", &schema, "name", &name, "id", &id, "created", &created,
 			   "image", "ref", &ref, "digest", &digest, "kind", &kind, "idle_timeout", &idle,
 			   "expiry_action", &expiry, "network", &network, "mounts", &mounts, "exchange", &exchange,
-			   "resources", "memory", &memory, "cpus", &cpus, "owner", &owner, "labels", &labels,
+			   "resources", "memory", &memory, "cpus", &cpus, "disk", &disk, "owner", &owner, "labels", &labels,
 			   "state", &state, "reason", &reason, "state_changed", &changed, "backend", &backend,
 			   "runtime", "build", &build, "boot_id", &boot_id, "egress", &egress,
 			   "parent", "name", &parent, "id", &parent_id) < 0)
@@ -231,6 +231,7 @@ int sb_record_from_json(struct sb_record *out, const json_t *doc, struct sb_erro
 	out->created = created;
 	out->idle_timeout = idle;
 	out->memory = memory > 0 ? (unsigned long long)memory : 0;
+	out->disk = disk > 0 ? (unsigned long long)disk : 0;
 	out->cpus = cpus;
 	out->network = network;
 	out->exchange = exchange;

@@ -112,6 +112,7 @@ struct sb_record {
 	size_t n_mounts;
 	unsigned long long memory;           /* bytes, 0: no limit */
 	double cpus;                         /* 0: no limit */
+	unsigned long long disk;             /* bytes of its own disk (upper and workspace); 0: no cap */
 	char *owner;                         /* "" when none */
 	struct sb_sandbox_label *labels;
 	size_t n_labels;

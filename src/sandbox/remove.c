@@ -18,6 +18,8 @@ int sb_box_destroy(struct sb_box *b, int force, struct sb_error *err)
 	if (rc == 0)
 		rc = sb_box_network_down(b, strrchr(b->dir, '/') + 1, err);
 	if (rc == 0)
+		rc = sb_box_disk_detach(b, err);
+	if (rc == 0)
 		rc = sb_fs_remove_tree(b->dir, err);
 	sb_generation_bump(b->root, SB_GEN_SANDBOXES, NULL);   /* gone, or partly */
 	return rc;

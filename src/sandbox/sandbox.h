@@ -31,6 +31,7 @@ struct sb_sandbox_spec {
 	int allow_sensitive_mounts;              /* accept host paths of the mount policy's deny list */
 	unsigned long long memory;               /* bytes; 0: default */
 	double cpus;                             /* 0: default (unlimited unless configured) */
+	unsigned long long disk;                 /* bytes: a disk of this size for upper and workspace; 0: no cap */
 	const char *owner;                       /* NULL: none */
 	const struct sb_sandbox_label *labels;
 	size_t n_labels;
@@ -57,6 +58,7 @@ struct sb_sandbox_info {
 	char *dir;                               /* ROOT/sandboxes/<name> */
 	char *workspace;                         /* host path of /workspace */
 	char address[16];                        /* network on: its IPv4 address (inspect only; "" if none) */
+	unsigned long long disk_used, disk_size; /* a capped disk: bytes in use and its usable size; 0 when not mounted */
 };
 
 /* Live numbers from runsc (one runsc call; running sandboxes only). */

@@ -98,9 +98,10 @@ int sb_box_service_start(struct sb_box *b, struct sb_error *err)
 }
 
 /* A file of the supervisor's, read from the upper directory inside that root. */
-static int svc_read(char **out, size_t *len, const char *dir, const char *file, size_t cap, struct sb_error *err)
+static int svc_read(char **out, size_t *len, const struct sb_sandbox_info *info, const char *file, size_t cap,
+		    struct sb_error *err)
 {
-	char *upper = sb_path_join(dir, "upper"), path[64];
+	char *upper = sb_path_join(info->dir, info->rec.disk ? SB_BOX_DISK "/upper" : "upper"), path[64];
 	int rc;
 
 	if (!upper)
@@ -129,7 +130,7 @@ int sb_sandbox_service_status(struct sb_service_status *out, const struct sb_san
 
 	memset(out, 0, sizeof(*out));
 	if (!info->rec.service.command || info->rec.state != SB_STATE_RUNNING || !info->dir ||
-	    svc_read(&text, NULL, info->dir, "state", 256, NULL) < 0)
+	    svc_read(&text, NULL, info, "state", 256, NULL) < 0)
 		return 0;
 	if (sscanf(text, "%15s %15s %d", st, hl, &restarts) == 3 && one_of(svc_states, st) >= 0 &&
 	    one_of(svc_health, hl) >= 0 && restarts >= 0) {
@@ -191,7 +192,7 @@ int sb_sandbox_service_collect(size_t *count, struct sb_root *root, const char *
 		*count = 0;
 	if ((rc = sb_sandbox_inspect(&info, root, name, err)) < 0)
 		return rc;
-	if (!info.rec.service.command || svc_read(&text, &len, info.dir, "events", SVC_EVENTS_CAP, NULL) < 0)
+	if (!info.rec.service.command || svc_read(&text, &len, &info, "events", SVC_EVENTS_CAP, NULL) < 0)
 		goto out;
 	/* where the last collection stopped, in a file of the host's */
 	posfile = sb_path_join(info.dir, "service.events");
@@ -223,12 +224,12 @@ out:
 
 /* The log's offset from which lines were written at or after since (unix
  * seconds): the index holds "TIME SIZE" lines, the log's size at each tick. */
-static size_t since_offset(const char *dir, long long since)
+static size_t since_offset(const struct sb_sandbox_info *info, long long since)
 {
 	char *text = NULL, *save = NULL;
 	size_t off = 0;
 
-	if (svc_read(&text, NULL, dir, "index", SVC_INDEX_CAP, NULL) < 0)
+	if (svc_read(&text, NULL, info, "index", SVC_INDEX_CAP, NULL) < 0)
 		return 0;
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		long long t = 0;
@@ -261,12 +262,12 @@ int sb_sandbox_logs(unsigned long long *pos, int fd, struct sb_root *root, const
 		goto out;
 	}
 	/* first read: the rotated part too, unless only what is newer is asked for */
-	if (*pos == 0 && since <= 0 && svc_read(&text, &len, info.dir, "log.1", SVC_LOG_CAP * 2, NULL) == 0 &&
+	if (*pos == 0 && since <= 0 && svc_read(&text, &len, &info, "log.1", SVC_LOG_CAP * 2, NULL) == 0 &&
 	    (rc = write_out(fd, text, len, err)) < 0)
 		goto out;
 	free(text);
 	text = NULL;
-	rc = svc_read(&text, &len, info.dir, "log", SVC_LOG_CAP * 2, err);
+	rc = svc_read(&text, &len, &info, "log", SVC_LOG_CAP * 2, err);
 	if (rc == SB_ERR_NOTFOUND) {
 		rc = 0;
 		goto out;
@@ -274,7 +275,7 @@ int sb_sandbox_logs(unsigned long long *pos, int fd, struct sb_root *root, const
 	if (rc < 0)
 		goto out;
 	if (*pos == 0 && since > 0)
-		*pos = since_offset(info.dir, since);
+		*pos = since_offset(&info, since);
 	/* rotated since the last read: the new file from its start */
 	if (*pos > len)
 		*pos = 0;

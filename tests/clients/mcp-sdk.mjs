@@ -79,16 +79,20 @@ async function lifecycle(client) {
 }
 
 async function sandbox(client) {
-  const box = await call(client, "sandbox_create", { name, image, network: false, kind: "temporary" });
+  const box = await call(client, "sandbox_create", { name, image, network: false, kind: "temporary", disk: "64m" });
   assert.equal(box.name, name);
   assert.equal(box.state, "running");
   assert.equal(box.owner, "mcp");
+  assert.equal(box.resources.disk, 64 << 20);
+  assert.ok(box.disk_usage.size > 0 && box.disk_usage.size <= 64 << 20, JSON.stringify(box.disk_usage));
+  await refused(client, "sandbox_create", { name: `${name}-bad`, image, disk: "1m" }, "invalid", /too small/);
+  await refused(client, "sandbox_create", { name: `${name}-bad`, image, disk: "lots" }, "invalid", /disk size/);
   const listed = await call(client, "sandbox_list", { owner: "mcp" });
   assert.ok(listed.sandboxes.some((s) => s.name === name));
   const x = await call(client, "sandbox_exec", { name, command: ["sh", "-c", "echo $((6*7)); exit 3"] });
   assert.equal(x.stdout, "42\n");
   assert.equal(x.exit_code, 3);
-  ok("sandbox_create, sandbox_list, sandbox_exec");
+  ok("sandbox_create (with a disk cap and its refusals), sandbox_list, sandbox_exec");
   // sandbench's own log as logging notifications, while the client asks for debug
   const logs = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));

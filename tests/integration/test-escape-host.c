@@ -2,7 +2,8 @@
  * inside real sandboxes, a listener the test starts on the host's loopback
  * and on the host's bridge address, and another sandbox's server, are out of
  * reach with the network off, with --deny-all and with the default policy;
- * the limits create gave cannot be raised from inside; and FIFOs and huge
+ * the limits create gave (memory, pids, the disk cap) cannot be raised or
+ * passed from inside; and FIFOs and huge
  * sparse files where cp, diff, commit, sessions and the timeline look make
  * no host command block or read without end (each runs under a deadline).
  * The file attempts are in test-escape.c; docs/security.md has the table. */
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -177,6 +179,40 @@ Test(escape_host, limits_cannot_be_raised_from_inside)
 	free(pids);
 	free(pids2);
 	free(id);
+}
+
+/* A capped disk (--disk) is a file system of its size: every way to write
+ * more than that fails inside, and the host holds no more of it than its
+ * size, whatever the guest tried. */
+Test(escape_host, the_disk_limit_cannot_be_passed_from_inside)
+{
+	ESC_MAKE(&e, "dl", "--disk", "24m", NULL);
+	static const char *const tries[] = {
+		"dd if=/dev/zero of=/fill bs=1M count=40",
+		"dd if=/dev/zero of=/workspace/fill bs=1M count=40",
+		"dd if=/dev/zero of=/proc/self/root/workspace/fill2 bs=1M count=40",
+		"truncate -s 8G /sparse && dd if=/dev/zero of=/sparse bs=1M seek=4096 count=40 conv=notrunc",
+		"i=0; while [ $i -lt 100000 ]; do echo x > /workspace/f$i || exit 1; i=$((i + 1)); done",
+		"mkdir -p /tmp/m && mount -t ext4 /dev/loop0 /tmp/m",
+		"mount -o remount,size=8g /",
+		"mount -o remount,size=8g /workspace",
+		NULL,
+	};
+	esc_all_fail(&e, "dl", tries);
+	char *img = sb_strdupf("%s/sandboxes/dl/disk.img", f.dir);
+	struct stat st;
+	cr_assert(img && lstat(img, &st) == 0);
+	cr_assert_eq(st.st_size, 24LL << 20, "the image's length moved");
+	cr_assert((long long)st.st_blocks * 512 <= 24LL << 20, "the host holds %lld bytes of a 24 MiB disk",
+		  (long long)st.st_blocks * 512);
+	char *rest = tu_sh_out("du -sxk --exclude=disk.img %s/sandboxes/dl | cut -f1", f.dir);
+	cr_assert(atoll(rest) < 2048, "the rest of the sandbox's folder grew to %s KiB", rest);
+	free(rest);
+	free(img);
+	/* full, the sandbox still answers */
+	char *out = sbf_sh(&f, NULL, "dl", "echo alive", NULL);
+	cr_assert(strstr(out, "alive"), "%s", out);
+	free(out);
 }
 
 /* Runs sandbench with args under a deadline of 120 s; returns its status,

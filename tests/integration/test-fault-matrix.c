@@ -223,6 +223,7 @@ static void run_matrix(const struct scenario *s)
 
 static const struct scenario scenarios[] = {
 	{ "create", PRE_NONE, { "create", "m", "--image", SBF_IMAGE, "--permanent" }, 0 },
+	{ "create --disk", PRE_NONE, { "create", "m", "--image", SBF_IMAGE, "--permanent", "--disk", "32m" }, 0 },
 	{ "exec", PRE_RUNNING, { "exec", "m", "--", "true" }, 0 },
 	{ "session start", PRE_RUNNING, { "session", "start", "m", "@" }, 0 },
 	{ "stop", PRE_RUNNING, { "stop", "m" }, 0 },
@@ -236,16 +237,17 @@ static const struct scenario scenarios[] = {
 };
 
 Test(faults, create) { run_matrix(&scenarios[0]); }
-Test(faults, exec) { run_matrix(&scenarios[1]); }
-Test(faults, session_start) { run_matrix(&scenarios[2]); }
-Test(faults, stop) { run_matrix(&scenarios[3]); }
-Test(faults, restore) { run_matrix(&scenarios[4]); }
-Test(faults, rm) { run_matrix(&scenarios[5]); }
-Test(faults, gc) { run_matrix(&scenarios[6]); }
-Test(faults, fork) { run_matrix(&scenarios[7]); }
-Test(faults, commit) { run_matrix(&scenarios[8]); }
+Test(faults, create_disk) { run_matrix(&scenarios[1]); }
+Test(faults, exec) { run_matrix(&scenarios[2]); }
+Test(faults, session_start) { run_matrix(&scenarios[3]); }
+Test(faults, stop) { run_matrix(&scenarios[4]); }
+Test(faults, restore) { run_matrix(&scenarios[5]); }
+Test(faults, rm) { run_matrix(&scenarios[6]); }
+Test(faults, gc) { run_matrix(&scenarios[7]); }
+Test(faults, fork) { run_matrix(&scenarios[8]); }
+Test(faults, commit) { run_matrix(&scenarios[9]); }
 Test(faults, image_import)
 {
 	make_image_tar();
-	run_matrix(&scenarios[9]);
+	run_matrix(&scenarios[10]);
 }

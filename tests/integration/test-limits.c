@@ -1,11 +1,13 @@
 /* Resource limits with real runsc: a process that asks for more memory than
  * its sandbox has fails inside (RLIMIT_AS, docs/security.md "Memory") while
  * the sandbox, its other processes and its sessions carry on (and services
- * carry the limit too); what runsc
- * says when a call fails stays in the log. */
+ * carry the limit too); what runsc says when a call fails stays in the log. A
+ * capped disk (--disk) fills inside with ENOSPC and costs the host no more
+ * than its size, comes back after a host restart, and goes with rm. */
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,4 +116,110 @@ Test(limits, the_default_memory_gives_twice_its_address_space)
 	/* the default --memory is 1g */
 	cr_assert(r.status == 0 && strstr(r.out, "2097152"), "RLIMIT_AS without --memory: %s%s", r.out, r.err);
 	tu_run_free(&r);
+}
+
+/* The host's view of a capped sandbox's disk: the image's length and the
+ * bytes it holds, and what the rest of the sandbox's folder holds. */
+struct disk_view {
+	long long length, held, rest;
+};
+
+static struct disk_view disk_view(const char *name)
+{
+	struct disk_view v = { 0 };
+	char *img = sb_strdupf("%s/sandboxes/%s/disk.img", f.dir, name);
+	struct stat st;
+
+	cr_assert(img && lstat(img, &st) == 0 && S_ISREG(st.st_mode), "no disk image for '%s'", name);
+	v.length = (long long)st.st_size;
+	v.held = (long long)st.st_blocks * 512;
+	char *rest = tu_sh_out("du -sxk --exclude=disk.img %s/sandboxes/%s | cut -f1", f.dir, name);
+	v.rest = atoll(rest) * 1024;
+	free(rest);
+	free(img);
+	return v;
+}
+
+Test(limits, a_full_disk_fails_inside_and_costs_nothing_outside)
+{
+	sbf_ok(SB("create", "cap", "--image", SBF_IMAGE, "--permanent", "--disk", "32m"), "create");
+	json_t *doc = sbf_run_json(SB("inspect", "cap", "--json"), "inspect");
+	json_t *usage = json_object_get(doc, "disk_usage");
+	long long size = json_integer_value(json_object_get(usage, "size"));
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(doc, "resources"), "disk")), 32LL << 20);
+	cr_assert(size > (16LL << 20) && size <= (32LL << 20), "usable size %lld", size);
+	cr_assert(strstr(json_string_value(json_object_get(doc, "workspace")), "/disk/workspace"));
+	json_decref(doc);
+	/* the root file system's changes and the workspace share the cap */
+	char *out = sbf_sh(&f, NULL, "cap",
+			   "dd if=/dev/zero of=/fill bs=1M count=24 2>/dev/null; echo root-$?; "
+			   "dd if=/dev/zero of=/workspace/fill bs=1M count=24 2>&1; echo ws-$?", NULL);
+	cr_assert(strstr(out, "root-0") && strstr(out, "No space left on device") && strstr(out, "ws-1"), "%s", out);
+	free(out);
+	struct disk_view v = disk_view("cap");
+	cr_assert_eq(v.length, 32LL << 20, "the image grew");
+	cr_assert(v.held <= v.length && v.rest < (2LL << 20), "held %lld, rest of the folder %lld", v.held, v.rest);
+	struct tu_run r = SB("inspect", "cap");
+	cr_assert(r.status == 0 && strstr(r.out, "disk limit:") && strstr(r.out, "32.0 MiB ("), "%s", r.out);
+	tu_run_free(&r);
+	/* the sandbox lives on, space comes back when freed, and the cap holds
+	 * across stop and restore */
+	out = sbf_sh(&f, NULL, "cap", "rm /fill /workspace/fill && echo kept > /workspace/kept && echo ok", NULL);
+	cr_assert(strstr(out, "ok"), "%s", out);
+	free(out);
+	sbf_ok(SB("stop", "cap"), "stop");
+	sbf_ok(SB("restore", "cap"), "restore");
+	out = sbf_sh(&f, NULL, "cap", "cat /workspace/kept; dd if=/dev/zero of=/workspace/big bs=1M count=40 2>&1; echo ws-$?",
+		     NULL);
+	cr_assert(strstr(out, "kept") && strstr(out, "No space left on device") && strstr(out, "ws-1"), "%s", out);
+	free(out);
+	/* removal takes the mount and the loop device with it */
+	char *dir = sb_strdupf("%s/sandboxes/cap", f.dir);
+	sbf_ok(SB("rm", "-f", "cap"), "rm");
+	cr_assert(!sbf_mounted_below(dir), "a mount is left below %s", dir);
+	char *loops = tu_sh_out("cat /sys/block/loop*/loop/backing_file 2>/dev/null | grep -F '%s/'; true", dir);
+	cr_assert_str_eq(loops, "", "loop devices left: %s", loops);
+	free(loops);
+	free(dir);
+}
+
+Test(limits, a_capped_disk_comes_back_after_a_host_restart_and_goes_with_its_fork)
+{
+	sbf_ok(SB("create", "cap2", "--image", SBF_IMAGE, "--permanent", "--disk", "24m"), "create");
+	free(sbf_sh(&f, NULL, "cap2", "echo survives > /workspace/note", NULL));
+	sbf_ok(SB("stop", "cap2"), "stop");
+	/* what a host restart leaves: the image without its mount */
+	char *disk = sb_strdupf("%s/sandboxes/cap2/disk", f.dir);
+	cr_assert_eq(tu_sh("umount %s", disk), 0);
+	cr_assert(!sbf_mounted_below(disk));
+	sbf_ok(SB("restore", "cap2"), "restore");
+	char *out = sbf_sh(&f, NULL, "cap2", "cat /workspace/note", NULL);
+	cr_assert(strstr(out, "survives"), "%s", out);
+	free(out);
+	/* a fork gets a disk of the same size, with the source's files */
+	sbf_ok(SB("fork", "cap2", "cap3"), "fork");
+	json_t *doc = sbf_run_json(SB("inspect", "cap3", "--json"), "inspect fork");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(doc, "resources"), "disk")), 24LL << 20);
+	json_decref(doc);
+	out = sbf_sh(&f, NULL, "cap3", "cat /workspace/note; dd if=/dev/zero of=/workspace/big bs=1M count=30 2>&1; true", NULL);
+	cr_assert(strstr(out, "survives") && strstr(out, "No space left on device"), "%s", out);
+	free(out);
+	cr_assert_eq(disk_view("cap3").length, 24LL << 20);
+	free(disk);
+}
+
+Test(limits, bad_disk_sizes_are_refused_and_make_nothing)
+{
+	static const char *const bad[] = { "0", "-5m", "lots", "1m", "15m" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tu_run r = SB("create", "nope", "--image", SBF_IMAGE, "--disk", bad[i]);
+		cr_assert(r.status != 0 && (strstr(r.err, "invalid disk size") || strstr(r.err, "too small")),
+			  "--disk %s: %d %s", bad[i], r.status, r.err);
+		tu_run_free(&r);
+		char *dir = sb_strdupf("%s/sandboxes/nope", f.dir);
+		struct stat st;
+		cr_assert(lstat(dir, &st) < 0, "--disk %s left a folder", bad[i]);
+		free(dir);
+	}
 }

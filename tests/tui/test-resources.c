@@ -105,6 +105,33 @@ Test(tui, disk_column_counts_the_workspace_without_following_links)
 	quit(t);
 }
 
+/* The details' "Disk limit  32M (25M used)": the megabytes used, -1 before a number shows. */
+static int limit_used_above(struct tui *t, const char *mb, const char *unused)
+{
+	const char *screen = tui_screen(t), *row = strstr(screen, "Disk limit"), *open = row ? strchr(row, '(') : NULL;
+	const char *nl = row ? strchr(row, '\n') : NULL;
+	char *end;
+
+	(void)unused;
+	if (!open || (nl && open > nl))
+		return 0;
+	double v = strtod(open + 1, &end);
+	return end != open + 1 && *end == 'M' && v > atof(mb);
+}
+
+Test(tui, a_capped_disk_shows_its_limit_and_what_is_used)
+{
+	cli_ok("create", "capped", "--image", image, "--disk=32m", NULL);
+	struct tui *t = open_tui(NULL, NULL);
+
+	cr_assert_eq(tui_wait_row(t, "^capped ", "running", WAIT), 0);
+	cr_assert_eq(tui_wait_row(t, "Disk limit", "32M (", WAIT), 0, "%s", tui_screen(t));
+	cr_assert_eq(tui_find_row(t, "Disk limit") >= 0 && limit_used_above(t, "20", NULL), 0, "%s", tui_screen(t));
+	cli_ok("exec", "capped", "--", "sh", "-c", "dd if=/dev/zero of=/workspace/f bs=1048576 count=40 2>/dev/null; true");
+	cr_assert_eq(tui_wait_cond(t, limit_used_above, "20", NULL, WAIT), 0, "%s", tui_screen(t));
+	quit(t);
+}
+
 /* The DISK cell (fourth from the end: DISK CPU MEM TASKS) of the row starting
  * with prefix, in bytes ("20M", "1.5K", "512B"); -1 while "..." or none. */
 static long long disk_of(struct tui *t, const char *prefix)

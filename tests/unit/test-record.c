@@ -44,7 +44,7 @@ Test(record, round_trip_keeps_every_field)
 		.name = "box-1", .id = "sb-0123456789abcdef", .created = 1700000000,
 		.image_ref = "docker.io/library/busybox:latest", .kind = SB_KIND_TEMPORARY,
 		.idle_timeout = 1800, .expiry_action = SB_EXPIRY_STOP, .network = 1, .exchange = 1,
-		.mounts = mounts, .n_mounts = 1, .memory = 512ULL << 20, .cpus = 1.5,
+		.mounts = mounts, .n_mounts = 1, .memory = 512ULL << 20, .cpus = 1.5, .disk = 2ULL << 30,
 		.owner = "plugin:search", .labels = labels, .n_labels = 1,
 		.state = SB_STATE_RUNNING, .reason = "created", .state_changed = 1700000001,
 		.backend = "runsc", .runtime_build = "runsc:123:456.000000789",
@@ -73,6 +73,7 @@ Test(record, round_trip_keeps_every_field)
 	cr_assert_eq(back.mounts[0].mode, SB_MOUNT_RO);
 	cr_assert_eq(back.memory, 512ULL << 20);
 	cr_assert_float_eq(back.cpus, 1.5, 1e-9);
+	cr_assert_eq(back.disk, 2ULL << 30);
 	cr_assert_str_eq(back.owner, "plugin:search");
 	cr_assert_eq(back.n_labels, 1);
 	cr_assert_str_eq(back.labels[0].value, "search");
@@ -238,6 +239,7 @@ Test(record, schema_1_records_migrate_on_load)
 	cr_assert_eq(rec.mounts[0].dev, 0);
 	cr_assert_eq(rec.mounts[0].allow_sensitive, 0);
 	cr_assert_eq(rec.state, SB_STATE_STOPPED);
+	cr_assert_eq(rec.disk, 0, "records from before --disk have no cap");
 	/* records from before egress policies have the default one */
 	cr_assert_eq(rec.egress.mode, SB_EGRESS_DEFAULT);
 	cr_assert_eq(rec.egress.n_rules, 0);

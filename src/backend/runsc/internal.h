@@ -137,8 +137,6 @@ int sb_overlay_mount(const char *target, const char *lower, const char *upper, c
 		     struct sb_error *err);
 /* Unmounts target if mounted; busy mounts are detached lazily. */
 int sb_overlay_umount(const char *target, struct sb_error *err);
-/* 1 when something is mounted at path (its device differs from its parent's). */
-int sb_overlay_mounted(const char *path);
 
 /* The OCI runtime spec (bundle/config.json) of a sandbox, built with jansson. */
 struct sb_spec_params {

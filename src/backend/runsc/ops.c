@@ -368,7 +368,7 @@ static int be_remove_object(void *p, const char *id, struct sb_error *err)
 static int be_disk_mounted(void *p, const struct sb_backend_sandbox *sb)
 {
 	(void)p;
-	return sb_overlay_mounted(sb->rootfs);
+	return sb_fs_mount_point(sb->rootfs);
 }
 
 const struct sb_backend_ops sb_backend_runsc = {

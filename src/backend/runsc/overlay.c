@@ -11,16 +11,6 @@
 #include "internal.h"
 #include "base/hooks.h"
 
-int sb_overlay_mounted(const char *path)
-{
-	struct stat st, parent;
-	char *up = sb_path_join(path, "..");
-	int rc = up && stat(path, &st) == 0 && stat(up, &parent) == 0 && st.st_dev != parent.st_dev;
-
-	free(up);
-	return rc;
-}
-
 /* overlayfs splits its options at ',' and lowerdir at ':'; refuse such paths
  * rather than mount something else. */
 static int safe_path(const char *p)
@@ -31,7 +21,7 @@ static int safe_path(const char *p)
 int sb_overlay_mount(const char *target, const char *lower, const char *upper, const char *work, int volatile_,
 		     struct sb_error *err)
 {
-	if (sb_overlay_mounted(target))
+	if (sb_fs_mount_point(target))
 		return 0;
 	if (!safe_path(target) || !safe_path(lower) || !safe_path(upper) || !safe_path(work))
 		return sb_error_set(err, SB_ERR_INVALID, _("cannot mount the disk at '%s': paths must be absolute "
@@ -59,7 +49,7 @@ int sb_overlay_mount(const char *target, const char *lower, const char *upper, c
 
 int sb_overlay_umount(const char *target, struct sb_error *err)
 {
-	if (!sb_overlay_mounted(target))
+	if (!sb_fs_mount_point(target))
 		return 0;
 	if (umount2(target, UMOUNT_NOFOLLOW) == 0)
 		return 0;
