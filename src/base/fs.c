@@ -84,6 +84,24 @@ int sb_fs_fsync_dir(const char *dir, struct sb_error *err)
 	return 0;
 }
 
+char *sb_path_search(const char *name)
+{
+	const char *path = getenv("PATH");
+
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char *cand = n > 0 ? sb_strdupf("%.*s/%s", (int)n, path, name) : NULL;
+		struct stat st;
+		if (cand && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		path += n + (path[n] == ':');
+	}
+	return NULL;
+}
+
 int sb_fs_mount_point(const char *path)
 {
 	struct stat st, parent;

@@ -9,6 +9,9 @@
 
 /* Joins path components with '/'; returns a malloc'd string or NULL. */
 char *sb_path_join(const char *a, const char *b);
+/* The executable name in $PATH (or the usual system folders when unset),
+ * malloc'd; NULL when there is none (or out of memory). */
+char *sb_path_search(const char *name);
 /* printf into a fresh malloc'd string; NULL on failure. */
 char *sb_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

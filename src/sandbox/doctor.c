@@ -197,6 +197,26 @@ static void check_libraries(struct sb_check *c, struct doctor_ctx *ctx)
 	snprintf(c->detail, sizeof(c->detail), "%s", _("libcurl, libarchive and libcrypto load (pulls and imports use them)"));
 }
 
+/* create --disk needs both; without them only that option is refused, so a warning */
+static void check_disk_caps(struct sb_check *c, struct doctor_ctx *ctx)
+{
+	char *mkfs = sb_path_search("mkfs.ext4");
+
+	(void)ctx;
+	if (access("/dev/loop-control", R_OK | W_OK) < 0) {
+		c->status = SB_CHECK_WARN;
+		c->fix = N_("load the loop module (modprobe loop) to cap sandboxes' disks");
+		snprintf(c->detail, sizeof(c->detail), "%s", _("no loop devices: create --disk is refused"));
+	} else if (!mkfs) {
+		c->status = SB_CHECK_WARN;
+		c->fix = N_("apt-get install e2fsprogs");
+		snprintf(c->detail, sizeof(c->detail), "%s", _("mkfs.ext4 is missing: create --disk is refused"));
+	} else {
+		snprintf(c->detail, sizeof(c->detail), "%s", _("loop devices and mkfs.ext4 available (create --disk)"));
+	}
+	free(mkfs);
+}
+
 struct check_def {
 	const char *name;
 	check_fn fn;
@@ -212,6 +232,7 @@ static const struct check_def checks[] = {
 	{ "kernel", check_kernel, 0 },
 	{ "disk", check_disk, 0 },
 	{ "libraries", check_libraries, 1 },
+	{ "disk-caps", check_disk_caps, 1 },
 	{ "boot", check_boot, 1 },
 };
 

@@ -19,7 +19,7 @@ struct sb_check {
 	const char *fix;               /* how to fix it; NULL when ok */
 };
 
-#define SB_DOCTOR_MAX_CHECKS 8
+#define SB_DOCTOR_MAX_CHECKS 9
 
 struct sb_doctor_report {
 	struct sb_check checks[SB_DOCTOR_MAX_CHECKS];

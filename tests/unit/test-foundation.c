@@ -514,6 +514,36 @@ Test(foundation, doctor_fails_closed_on_a_kernel_without_mount_setattr)
 	free(out);
 }
 
+/* The status and fix of one check in `sandbench doctor --json` run with env. */
+static json_t *doctor_check(const char *const *env, const char *check)
+{
+	struct tu_run r = tu_sandbench(dir, env, "doctor", "--json", NULL);
+	json_t *doc = json_loads(r.out ? r.out : "", 0, NULL), *c, *found = NULL;
+	size_t i;
+
+	cr_assert_not_null(doc, "doctor --json: %s", r.err);
+	json_array_foreach(json_object_get(doc, "checks"), i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "check")), check))
+			found = json_incref(c);
+	json_decref(doc);
+	tu_run_free(&r);
+	cr_assert_not_null(found, "no check '%s'", check);
+	return found;
+}
+
+/* create --disk needs mkfs.ext4: its absence is a warning naming the package */
+Test(foundation, doctor_warns_when_disk_caps_cannot_be_made)
+{
+	json_t *c = doctor_check(NULL, "disk-caps");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "ok");
+	json_decref(c);
+	const char *env[] = { "PATH=/nonexistent", NULL };
+	c = doctor_check(env, "disk-caps");
+	cr_assert_str_eq(json_string_value(json_object_get(c, "status")), "warn");
+	cr_assert(strstr(json_string_value(json_object_get(c, "fix")), "e2fsprogs"));
+	json_decref(c);
+}
+
 Test(foundation, doctor_fails_closed_without_runsc)
 {
 	const char *env[] = { "SANDBENCH_RUNSC=/nonexistent/runsc", NULL };

@@ -81,7 +81,6 @@ static const char *const shaping_flags[] = { "--platform=ptrace", NULL };
 int sb_runsc_locate(char **out, struct sb_error *err)
 {
 	const char *env = getenv("SANDBENCH_RUNSC");
-	const char *path = getenv("PATH");
 
 	*out = NULL;
 	if (env && *env) {
@@ -90,21 +89,8 @@ int sb_runsc_locate(char **out, struct sb_error *err)
 		*out = strdup(env);
 		return *out ? 0 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	}
-	if (!path)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		char *cand = sb_strdupf("%.*s/runsc", (int)n, path);
-		if (!cand)
-			return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-		struct stat st;
-		if (n > 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			*out = cand;
-			return 0;
-		}
-		free(cand);
-		path += n + (path[n] == ':');
-	}
+	if ((*out = sb_path_search("runsc")))
+		return 0;
 	return sb_error_set(err, SB_ERR_PREREQ, _("runsc (gVisor) was not found in PATH; install it with 'apt-get install runsc'"));
 }
 
