@@ -32,8 +32,10 @@ int sb_loop_format(const char *image, unsigned long long size, struct sb_error *
 	close(fd);
 	if (rc < 0)
 		return rc;
-	/* -m 0: no blocks kept for root; -E nodiscard: the file is sparse already */
-	char *const argv[] = { "mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard", (char *)image, NULL };
+	/* -m 0: no blocks kept for root. A new sparse file reads as zeros: nothing
+	 * to discard, and the journal need not be zeroed (nor, at the mount, the
+	 * inode tables: noinit_itable), which would write 32 MiB of a 1 GiB disk */
+	char *const argv[] = { "mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard,lazy_journal_init=1", (char *)image, NULL };
 	struct sb_proc_opts o = SB_PROC_OPTS_DEFAULT;
 	struct sb_proc_result r;
 	char line[256];
@@ -99,7 +101,7 @@ int sb_loop_mount(const char *image, const char *target, struct sb_error *err)
 	int rc = fstat(fd, &st);
 	snprintf(dev, sizeof(dev), "/dev/loop%u", rc == 0 ? minor(st.st_rdev) : 0);
 	rc = rc < 0 || sb_fault_point(SB_FAULT_RUN, "mount disk") < 0 ? -1
-									    : mount(dev, target, "ext4", MS_NODEV | MS_NOSUID, "");
+									    : mount(dev, target, "ext4", MS_NODEV | MS_NOSUID, "noinit_itable");
 	int e = errno;
 	/* autoclear: the device goes with its last user, the mount, or now */
 	close(fd);
