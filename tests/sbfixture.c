@@ -173,11 +173,11 @@ void sbf_assert_reconciled(const struct sbf *f, const char *when)
 		int up = sb_sandbox_state_live(list[i].rec.state);
 		char *disk = sb_strdupf("%s/sandboxes/%s/rootfs", f->dir, list[i].rec.name);
 		running += up;
-		if (up)
-			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s\n", list[i].rec.id);
 		if (list[i].rec.disk)
 			snprintf(images + strlen(images), sizeof(images) - strlen(images), "%s/sandboxes/%s/disk.img\n",
 				 f->dir, list[i].rec.name);
+		if (up)
+			snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s\n", list[i].rec.id);
 		else
 			cr_assert(!sbf_runsc_has(f, list[i].rec.id) && !sbf_cgroup_exists(list[i].rec.id) &&
 					  !sbf_mounted_below(disk),
