@@ -235,3 +235,15 @@ json_t *sbf_run_json(struct tu_run r, const char *what)
 	tu_run_free(&r);
 	return doc;
 }
+
+char *sbf_take_log(const struct sbf *f)
+{
+	char *path = sb_strdupf("%s/log", f->dir), *text = NULL;
+
+	if (sb_fs_read_file(&text, NULL, path, 1 << 20, NULL) < 0)
+		text = strdup("");
+	cr_assert_not_null(text);
+	unlink(path);
+	free(path);
+	return text;
+}

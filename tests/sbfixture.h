@@ -43,6 +43,9 @@ char *sbf_sh(const struct sbf *f, const char *const *env, const char *name, cons
  * at target (an address or a name) and port from inside name (busybox nc);
  * 0 only when the marker came back. */
 int sbf_get_marker(const struct sbf *f, const char *name, const char *target, int port);
+/* What the sandbench runs given SANDBENCH_LOG=ROOT/log wrote there, read and
+ * emptied (malloc'd; "" when nothing). */
+char *sbf_take_log(const struct sbf *f);
 /* The JSON that a command (tu_sandbench) printed, after asserting that it
  * succeeded and printed JSON; frees the run; the caller decrefs. */
 json_t *sbf_run_json(struct tu_run r, const char *what);

@@ -154,7 +154,7 @@ static void expect_listed_paused(const char *name)
 	tu_run_free(&r);
 }
 
-/* The log of sandbench runs with env (SANDBENCH_LOG=f.dir/log), read and emptied. */
+/* The environment that sends sandbench's log to f.dir/log (sbf_take_log). */
 static char *log_env[2], log_setting[600];
 
 static const char *const *with_log(void)
@@ -162,17 +162,6 @@ static const char *const *with_log(void)
 	snprintf(log_setting, sizeof(log_setting), "SANDBENCH_LOG=%s/log", f.dir);
 	log_env[0] = log_setting;
 	return (const char *const *)log_env;
-}
-
-static char *take_log(void)
-{
-	char *path = sb_strdupf("%s/log", f.dir), *text = NULL;
-	if (sb_fs_read_file(&text, NULL, path, 1 << 20, NULL) < 0)
-		text = strdup("");
-	cr_assert_not_null(text);
-	unlink(path);
-	free(path);
-	return text;
 }
 
 static char *id_of(const char *name)
@@ -188,7 +177,7 @@ static char *id_of(const char *name)
  * (over its control socket, no runsc started) or through the runsc CLI. */
 static void expect_path(const char *name, const char *verb, int direct, const char *why)
 {
-	char *log = take_log(), *id = id_of(name);
+	char *log = sbf_take_log(&f), *id = id_of(name);
 	char *done = sb_strdupf("runsc %s %s: direct", verb, id), *cli = sb_strdupf("runsc %s %s\n", verb, id);
 	if (direct) {
 		cr_assert(strstr(log, done), "%s %s without the runsc CLI: %s", verb, name, log);
@@ -298,7 +287,7 @@ Test(pause, another_runsc_build_uses_the_cli_and_both_paths_take_turns)
 	 * CLI refuses, the sandbox runs on and gc mends the record */
 	ok(tu_sandbench(f.dir, with_log(), "pause", "turns", NULL), "pause");
 	cr_assert_eq(tu_sh("timeout 20 runsc --root %s/runsc resume %s", f.dir, id_of("turns")), 0);
-	take_log();
+	free(sbf_take_log(&f));
 	struct tu_run r = tu_sandbench(f.dir, with_log(), "resume", "turns", NULL);
 	cr_assert_neq(r.status, 0, "the CLI refuses to resume a running container");
 	tu_run_free(&r);

@@ -190,6 +190,53 @@ Test(pool, claim_is_a_fresh_sandbox)
 	sbf_assert_reconciled(&f, "after the claims");
 }
 
+/* The claim sets the hostname by an exec that starts no runsc where this
+ * build's protocol was measured; another build's claim takes the CLI, and
+ * both claims are whole. */
+Test(pool, the_claims_exec_starts_no_runsc_where_measured)
+{
+	char *log_env = sb_strdupf("SANDBENCH_LOG=%s/log", f.dir);
+	const char *env[] = { log_env, NULL };
+
+	cr_assert_eq(tu_sh("cp \"$(command -v runsc)\" %s/runsc-other", f.dir), 0);
+	char *other = sb_strdupf("SANDBENCH_RUNSC=%s/runsc-other", f.dir);
+	const char *other_env[] = { other, log_env, NULL };
+	set_pool("1");
+	char *m = member(), *mid = record_id(m);
+	sbf_ok(tu_sandbench(f.dir, env, "create", "quick", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
+	assert_claimed("quick", m, mid);
+	char *log = sbf_take_log(&f), *direct = sb_strdupf("runsc exec %s: direct", mid);
+	char *cli = sb_strdupf("runsc exec %s\n", mid);
+	cr_assert(strstr(log, direct) && !strstr(log, cli), "the claim's exec: %s", log);
+	free(log);
+	free(direct);
+	free(cli);
+	free(m);
+	free(mid);
+	wait_ready(1, "after the first claim");
+	m = member();
+	mid = record_id(m);
+	/* the member runs on the measured build; the claimer is another one */
+	sbf_ok(tu_sandbench(f.dir, other_env, "create", "slow", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
+	assert_claimed("slow", m, mid);
+	log = sbf_take_log(&f);
+	cli = sb_strdupf("runsc exec %s\n", mid);
+	cr_assert(strstr(log, cli) && strstr(log, "through the CLI: not a runsc build whose protocol was measured"),
+		  "the other build's claim: %s", log);
+	free(log);
+	free(cli);
+	free(m);
+	free(mid);
+	wait_ready(1, "end");
+	sbf_ok(SB("rm", "quick"), "rm");
+	sbf_ok(SB("rm", "slow"), "rm");
+	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
+	sbf_ok(SB("gc"), "gc");
+	sbf_assert_reconciled(&f, "after both claims");
+	free(other);
+	free(log_env);
+}
+
 Test(pool, no_match_boots_cold)
 {
 	set_pool("1");

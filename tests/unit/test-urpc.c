@@ -124,16 +124,25 @@ Test(urpc, a_reply_is_decoded_or_refused)
 }
 
 /* What the child playing the sandbox does once it has read the request. */
-enum script { GOOD_IN_TWO, REFUSE, OVERSIZED, TRAILING, SILENT, HANG_UP, WITH_FILE };
+enum script { GOOD_IN_TWO, REFUSE, OVERSIZED, TRAILING, SILENT, HANG_UP, WITH_FILE, A_PID };
 
-/* Reads the request up to its end into req (the parent checks it). */
-static void read_request(int fd, char *req, size_t cap)
+/* Reads the request up to its end into req (the parent checks it); the
+ * files that came with it are counted in *files (and closed). */
+static void read_request(int fd, char *req, size_t cap, int *files)
 {
 	size_t have = 0, end;
+	*files = 0;
 	while (have < cap - 1) {
-		ssize_t n = read(fd, req + have, cap - 1 - have);
+		char ctl[CMSG_SPACE(8 * sizeof(int))];
+		struct iovec iov = { .iov_base = req + have, .iov_len = cap - 1 - have };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		ssize_t n = recvmsg(fd, &m, 0);
 		if (n <= 0)
 			_exit(2);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, (*files)++)
+					close(((int *)CMSG_DATA(c))[i]);
 		have += (size_t)n;
 		req[have] = '\0';
 		if (sb_urpc_frame_end(&end, req, have) == 1)
@@ -161,9 +170,10 @@ static void play(int fd, enum script s, int report)
 {
 	char req[512], junk[64];
 	const char *ok = "{\"success\":true,\"err\":\"\",\"result\":{}}";
+	int files;
 
-	read_request(fd, req, sizeof(req));
-	if (write(report, req, strlen(req) + 1) < 0)
+	read_request(fd, req, sizeof(req), &files);
+	if (dprintf(report, "%d files: %s", files, req) < 0)
 		_exit(5);
 	switch (s) {
 	case GOOD_IN_TWO:
@@ -189,6 +199,9 @@ static void play(int fd, enum script s, int report)
 	case WITH_FILE:
 		send_file(fd, ok);
 		break;
+	case A_PID:
+		dprintf(fd, "{\"success\":true,\"err\":\"\",\"result\":42}");
+		break;
 	}
 	/* until the parent is done with its side */
 	while (read(fd, junk, sizeof(junk)) > 0)
@@ -202,7 +215,7 @@ struct played {
 	char request[512];
 };
 
-static struct played call_against(enum script s, int timeout_ms)
+static struct played call_with(enum script s, const int *files, size_t n_files, int timeout_ms)
 {
 	struct played p = { 0 };
 	int sv[2], rep[2];
@@ -221,7 +234,8 @@ static struct played call_against(enum script s, int timeout_ms)
 	}
 	close(sv[1]);
 	close(rep[1]);
-	p.rc = sb_urpc_call(&p.reply, &p.sent, sv[0], "Lifecycle.Resume", NULL, sb_clock_monotonic_ms() + timeout_ms, &err);
+	p.rc = sb_urpc_call(&p.reply, &p.sent, sv[0], "Lifecycle.Resume", NULL, files, n_files,
+			    sb_clock_monotonic_ms() + timeout_ms, &err);
 	close(sv[0]);
 	ssize_t n = read(rep[0], p.request, sizeof(p.request) - 1);
 	p.request[n > 0 ? n : 0] = '\0';
@@ -232,6 +246,33 @@ static struct played call_against(enum script s, int timeout_ms)
 	return p;
 }
 
+static struct played call_against(enum script s, int timeout_ms)
+{
+	return call_with(s, NULL, 0, timeout_ms);
+}
+
+/* An exec's stdio goes with the request as SCM_RIGHTS, and its pid comes back. */
+Test(urpc, files_go_with_the_request_and_an_integer_result_comes_back)
+{
+	int p[2];
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	struct played r = call_with(A_PID, (const int[]){ p[0], p[1], p[1] }, 3, 10000);
+	cr_assert_eq(r.rc, 0);
+	cr_assert(r.reply.success && r.reply.has_result);
+	cr_assert_eq(r.reply.result, 42);
+	cr_assert_str_eq(r.request, "3 files: {\"method\":\"Lifecycle.Resume\",\"arg\":null}", "what the sandbox got");
+	r = call_with(GOOD_IN_TWO, NULL, 0, 10000);
+	cr_assert(r.reply.success && !r.reply.has_result, "{} is no integer result");
+	struct sb_urpc_reply reply;
+	int sent;
+	struct sb_error err;
+	cr_assert_eq(sb_urpc_call(&reply, &sent, -1, "X", NULL, (const int[]){ 0, 1, 2, 0 }, 4, 0, &err), SB_ERR_LIMIT);
+	cr_assert(!sent);
+	close(p[0]);
+	close(p[1]);
+}
+
 Test(urpc, a_call_reads_its_reply_however_it_is_split)
 {
 	struct played p = call_against(GOOD_IN_TWO, 10000);
@@ -239,7 +280,7 @@ Test(urpc, a_call_reads_its_reply_however_it_is_split)
 	cr_assert_eq(p.rc, 0);
 	cr_assert(p.sent);
 	cr_assert_eq(p.reply.success, 1);
-	cr_assert_str_eq(p.request, "{\"method\":\"Lifecycle.Resume\",\"arg\":null}", "what the sandbox got");
+	cr_assert_str_eq(p.request, "0 files: {\"method\":\"Lifecycle.Resume\",\"arg\":null}", "what the sandbox got");
 	p = call_against(REFUSE, 10000);
 	cr_assert_eq(p.rc, 0, "a refusal is a reply");
 	cr_assert_eq(p.reply.success, 0);

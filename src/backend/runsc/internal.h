@@ -85,6 +85,25 @@ const char *sb_runsc_state_dir(const struct sb_runsc *rs);
  * "runsc:SIZE:MTIME" into out; -1 (out "") when it cannot be read. */
 int sb_runsc_build_of(char *out, size_t size, const char *path);
 
+/* A container reached without the runsc CLI (direct.c): open locks runsc's
+ * lock of the container, reads its state file, requires status from (the
+ * edited text has to instead, for the caller to write), connects to the
+ * sandbox's control socket and checks its peer: NULL, or why the CLI should
+ * do it (nothing sent yet). close releases it all; fill id, lock_fd = -1,
+ * sock = -1 and deadline first. */
+struct sb_runsc_direct {
+	const char *id;
+	char *lock_path, *state_path;
+	char *text, *edited;
+	size_t len, edited_len;
+	long pid;                        /* the sandbox's process */
+	int lock_fd, sock;
+	long long deadline;              /* monotonic ms */
+};
+const char *sb_runsc_direct_open(struct sb_runsc_direct *d, const struct sb_runsc *rs, const char *build,
+				 const char *from, const char *to);
+void sb_runsc_direct_close(struct sb_runsc_direct *d);
+
 /* pause and resume without the runsc CLI (freeze.c, docs/pause.md): for the
  * measured runsc builds only, through runsc's own lock and state file and the
  * sandbox's control socket. 0 done; 1 not done, nothing changed: use the CLI
@@ -92,6 +111,13 @@ int sb_runsc_build_of(char *out, size_t size, const char *path);
  * unknown: never a success, never a second try). */
 int sb_runsc_freeze_direct(struct sb_runsc *rs, const char *build, const struct sb_backend_sandbox *sb, int resume,
 			   int timeout_ms, struct sb_error *err);
+/* A short exec without the runsc CLI (exec_direct.c), for the measured
+ * builds: the OCI process proc (as a --process file has it; no terminal),
+ * stdio /dev/null, waited for until timeout_ms. 0 and *status (its exit
+ * status, 128+signal); 1 not done, nothing ran: use the CLI (the log says
+ * why); or an error once the request went out (never a second try). */
+int sb_runsc_exec_direct(int *status, struct sb_runsc *rs, const char *build, const struct sb_backend_sandbox *sb,
+			 const json_t *proc, int timeout_ms, struct sb_error *err);
 /* runsc's state file text (len bytes) of container id with its status from
  * replaced by to, byte for byte otherwise (*out malloc'd, NUL-terminated);
  * *pid the sandbox's process. SB_ERR_STATE when its status is not from,
@@ -103,9 +129,12 @@ int sb_runsc_state_edit(char **out, size_t *out_len, long *pid, const char *text
 /* urpc, the RPC of a sandbox's control socket (urpc.c): one JSON object per
  * message on a unix stream socket. */
 #define SB_URPC_REPLY_MAX 16384          /* bytes of a reply read at most */
+#define SB_URPC_FILES_MAX 3               /* files passed with a call (an exec's stdio) */
 struct sb_urpc_reply {
 	int success;
 	char err[256];                   /* the sandbox's error text, cut short */
+	int has_result;                  /* result is an integer (a pid, a wait status) */
+	long long result;
 };
 /* {"method":method,"arg":arg} (arg NULL: null; the caller keeps arg); *out malloc'd. */
 int sb_urpc_encode(char **out, const char *method, json_t *arg, struct sb_error *err);
@@ -119,11 +148,13 @@ int sb_urpc_decode(struct sb_urpc_reply *out, const char *buf, size_t len, struc
 /* Connects to the abstract unix socket name (non-blocking); *peer is the pid
  * of its owner (SO_PEERCRED). */
 int sb_urpc_connect(int *fd, pid_t *peer, const char *name, struct sb_error *err);
-/* One call on fd: sends the request, reads one reply by deadline (monotonic
- * ms; at most SB_URPC_REPLY_MAX bytes, files refused). *sent: whether any of
- * the request went out (before that, nothing can have happened). */
-int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *method, json_t *arg, long long deadline,
-		 struct sb_error *err);
+/* One call on fd: sends the request with files (n_files at most
+ * SB_URPC_FILES_MAX; they are not in the JSON), reads one reply by deadline
+ * (monotonic ms; at most SB_URPC_REPLY_MAX bytes, files refused). *sent:
+ * whether any of the request went out (before that, nothing can have
+ * happened). */
+int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *method, json_t *arg, const int *files,
+		 size_t n_files, long long deadline, struct sb_error *err);
 /* Where the user finds what runsc said when a call failed: its own words go
  * to sandbench's log, never into a message. */
 const char *sb_runsc_log_hint(void);

@@ -2,9 +2,10 @@
  * (gVisor's pkg/urpc over pkg/unet): a unix stream socket carrying one JSON
  * object per message, {"method":M,"arg":A} from the client and
  * {"success":B,"err":S,"result":R} back, with no length prefix and file
- * descriptors (SCM_RIGHTS) only where a method passes files. The calls made
- * here pass none and accept none. What the sandbox answers is read with a
- * deadline, its size capped, and refused unless it is exactly one reply. */
+ * descriptors (SCM_RIGHTS) only where a method passes files: they go with the
+ * request's first bytes (an exec's stdio); a reply that carries files is
+ * refused. What the sandbox answers is read with a deadline, its size capped,
+ * and refused unless it is exactly one reply. */
 #include "config.h"
 
 #include <errno.h>
@@ -97,6 +98,9 @@ int sb_urpc_decode(struct sb_urpc_reply *out, const char *buf, size_t len, struc
 	else {
 		out->success = json_is_true(success);
 		snprintf(out->err, sizeof(out->err), "%s", json_string_value(msg));
+		json_t *result = json_object_get(doc, "result");
+		if ((out->has_result = json_is_integer(result)))
+			out->result = json_integer_value(result);
 	}
 	json_decref(doc);
 	return rc;
@@ -145,12 +149,37 @@ static int wait_fd(int fd, short events, long long deadline, struct sb_error *er
 	}
 }
 
-static int send_all(int *sent, int fd, const char *data, size_t len, long long deadline, struct sb_error *err)
+/* The first bytes of data with files as SCM_RIGHTS (none: a plain send). */
+static ssize_t send_first(int fd, const char *data, size_t len, const int *files, size_t n_files)
+{
+	union {
+		char buf[CMSG_SPACE(SB_URPC_FILES_MAX * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (!n_files)
+		return send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	memset(&u, 0, sizeof(u));
+	m.msg_control = u.buf;
+	m.msg_controllen = CMSG_SPACE(n_files * sizeof(int));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n_files * sizeof(int));
+	memcpy(CMSG_DATA(c), files, n_files * sizeof(int));
+	return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static int send_all(int *sent, int fd, const char *data, size_t len, const int *files, size_t n_files,
+		    long long deadline, struct sb_error *err)
 {
 	size_t off = 0;
 
 	while (off < len) {
-		ssize_t n = send(fd, data + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = *sent ? send(fd, data + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT)
+				  : send_first(fd, data, len, files, n_files);
 		if (n > 0) {
 			*sent = 1;
 			off += (size_t)n;
@@ -202,8 +231,8 @@ static int read_reply(char *buf, size_t cap, size_t *len, int fd, long long dead
 	}
 }
 
-int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *method, json_t *arg, long long deadline,
-		 struct sb_error *err)
+int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *method, json_t *arg, const int *files,
+		 size_t n_files, long long deadline, struct sb_error *err)
 {
 	char *req = NULL, *buf = malloc(SB_URPC_REPLY_MAX);
 	size_t len = 0;
@@ -213,8 +242,12 @@ int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *metho
 	*sent = 0;
 	if (!buf)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if (n_files > SB_URPC_FILES_MAX) {
+		free(buf);
+		return sb_error_set(err, SB_ERR_LIMIT, _("at most %d files go with a urpc call"), SB_URPC_FILES_MAX);
+	}
 	if ((rc = sb_urpc_encode(&req, method, arg, err)) == 0 &&
-	    (rc = send_all(sent, fd, req, strlen(req), deadline, err)) == 0 &&
+	    (rc = send_all(sent, fd, req, strlen(req), files, n_files, deadline, err)) == 0 &&
 	    (rc = read_reply(buf, SB_URPC_REPLY_MAX, &len, fd, deadline, err)) == 0)
 		rc = sb_urpc_decode(out, buf, len, err);
 	free(req);
