@@ -63,9 +63,6 @@ struct sb_backend_exec {
 	const char *scratch;                 /* pty: a file the backend may write; the caller removes it */
 	unsigned short rows, cols;           /* pty: the terminal's size */
 	struct sb_proc_opts proc;            /* deadline, stdio, capture */
-	/* a short process that reads and writes nothing (stdio /dev/null, its
-	 * output not kept): the backend may run it without a runtime CLI */
-	int quick;
 };
 
 struct sb_backend_stats {

@@ -85,8 +85,7 @@ static int set_identity(struct sb_box *b, struct sb_error *err)
 	char *const env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	/* sethostname needs CAP_SYS_ADMIN, which no other process of a sandbox gets */
 	static const char *const caps[] = { "CAP_SYS_ADMIN", NULL };
-	struct sb_backend_exec x = { .argv = argv, .env = env, .cwd = "/", .caps = caps, .proc = SB_PROC_OPTS_DEFAULT,
-				     .quick = 1 };
+	struct sb_backend_exec x = { .argv = argv, .env = env, .cwd = "/", .caps = caps, .proc = SB_PROC_OPTS_DEFAULT };
 	struct sb_proc_result res;
 	x.proc.timeout_ms = HOSTNAME_TIMEOUT_MS;
 	memset(&res, 0, sizeof(res));

@@ -111,13 +111,23 @@ void sb_runsc_direct_close(struct sb_runsc_direct *d);
  * unknown: never a success, never a second try). */
 int sb_runsc_freeze_direct(struct sb_runsc *rs, const char *build, const struct sb_backend_sandbox *sb, int resume,
 			   int timeout_ms, struct sb_error *err);
-/* A short exec without the runsc CLI (exec_direct.c), for the measured
- * builds: the OCI process proc (as a --process file has it; no terminal),
- * stdio /dev/null, waited for until timeout_ms. 0 and *status (its exit
- * status, 128+signal); 1 not done, nothing ran: use the CLI (the log says
- * why); or an error once the request went out (never a second try). */
-int sb_runsc_exec_direct(int *status, struct sb_runsc *rs, const char *build, const struct sb_backend_sandbox *sb,
-			 const json_t *proc, int timeout_ms, struct sb_error *err);
+/* exec without the runsc CLI (exec_direct.c), for the measured builds:
+ * sb_runsc_quick_child is the pre_exec hook of the child that would exec
+ * `runsc exec`. It runs the process (an OCI process as a --process file has
+ * it) on that child's stdio and exits with its status (128+signal), or, when
+ * it declines before anything ran (another build, a terminal, a user other
+ * than root, a state not as measured), returns 0 and the child execs the CLI.
+ * The log says which. init takes nothing from proc (NULL: the CLI). */
+struct sb_runsc_quick {
+	const struct sb_runsc *rs;
+	const char *build, *id;
+	const char *ipid_file;           /* where the pid inside goes, as with --internal-pid-file */
+	json_t *args;                    /* ExecuteAsync's argument; NULL: the CLI */
+};
+void sb_runsc_quick_init(struct sb_runsc_quick *q, const struct sb_runsc *rs, const char *build, const char *id,
+			 const json_t *proc, const char *ipid_file);
+void sb_runsc_quick_clear(struct sb_runsc_quick *q);
+int sb_runsc_quick_child(void *q);
 /* runsc's state file text (len bytes) of container id with its status from
  * replaced by to, byte for byte otherwise (*out malloc'd, NUL-terminated);
  * *pid the sandbox's process. SB_ERR_STATE when its status is not from,

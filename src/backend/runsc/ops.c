@@ -121,26 +121,6 @@ static int process_memfd(char *path, size_t size, const struct sb_backend_sandbo
 	return rc;
 }
 
-/* A quick exec without the CLI where this runsc build's protocol was
- * measured (exec_direct.c); 1 when it is the CLI's to do. */
-static int exec_direct(struct sb_proc_result *res, void *p, const struct sb_backend_sandbox *sb,
-		       const struct sb_backend_exec *x, struct sb_error *err)
-{
-	json_t *proc = exec_process(sb, x);
-	int status = 0;
-	int rc = proc ? sb_runsc_exec_direct(&status, ((struct runsc_be *)p)->rs, be_build(p), sb, proc, x->proc.timeout_ms,
-					     err)
-		      : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-
-	json_decref(proc);
-	if (rc == 0) {
-		res->status = status;
-		res->out = strdup("");
-		res->errout = strdup("");
-	}
-	return rc;
-}
-
 static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_sandbox *sb,
 		   const struct sb_backend_exec *x, struct sb_error *err)
 {
@@ -150,9 +130,6 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 
 	if (!be_rs(p, err))
 		return SB_ERR_PREREQ;
-	memset(res, 0, sizeof(*res));
-	if (x->quick && !x->ipid_file && (rc = exec_direct(res, p, sb, x, err)) != 1)
-		return rc;
 	if ((x->secret_env && x->secret_env[0]) || sb_spec_as_limit(sb->rec) || x->caps) {
 		if ((fd = process_memfd(path, sizeof(path), sb, x, err)) < 0)
 			return fd;
@@ -169,7 +146,15 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 	c.internal_pid_file = x->ipid_file;
 	c.any_status = 1;
 	c.proc = x->proc;
+	/* the child that would start runsc exec runs it without the CLI where it can */
+	struct sb_runsc_quick q;
+	json_t *proc = exec_process(sb, x);
+	sb_runsc_quick_init(&q, ((struct runsc_be *)p)->rs, be_build(p), sb->rec->id, proc, x->ipid_file);
+	json_decref(proc);
+	c.pre_exec = sb_runsc_quick_child;
+	c.pre_exec_arg = &q;
 	rc = sb_runsc_run(res, ((struct runsc_be *)p)->rs, &c, err);
+	sb_runsc_quick_clear(&q);
 	if (fd >= 0)
 		close(fd);
 	return rc;
