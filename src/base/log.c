@@ -30,6 +30,11 @@ int sb_log_from_env(void)
 	return 0;
 }
 
+int sb_log_fd(void)
+{
+	return log_file ? fileno(log_file) : -1;
+}
+
 void sb_log(const char *fmt, ...)
 {
 	struct timespec ts;

@@ -191,8 +191,8 @@ Test(pool, claim_is_a_fresh_sandbox)
 }
 
 /* The claim sets the hostname by an exec that starts no runsc where this
- * build's protocol was measured; another build's claim takes the CLI, and
- * both claims are whole. */
+ * build's protocol was measured (as every non-terminal exec); another
+ * build's claim takes the CLI, and both claims are whole. */
 Test(pool, the_claims_exec_starts_no_runsc_where_measured)
 {
 	char *log_env = sb_strdupf("SANDBENCH_LOG=%s/log", f.dir);
@@ -206,7 +206,7 @@ Test(pool, the_claims_exec_starts_no_runsc_where_measured)
 	sbf_ok(tu_sandbench(f.dir, env, "create", "quick", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
 	assert_claimed("quick", m, mid);
 	char *log = sbf_take_log(&f), *direct = sb_strdupf("runsc exec %s: direct", mid);
-	char *cli = sb_strdupf("runsc exec %s\n", mid);
+	char *cli = sb_strdupf("runsc exec %s: through the CLI", mid);
 	cr_assert(strstr(log, direct) && !strstr(log, cli), "the claim's exec: %s", log);
 	free(log);
 	free(direct);
@@ -220,9 +220,10 @@ Test(pool, the_claims_exec_starts_no_runsc_where_measured)
 	sbf_ok(tu_sandbench(f.dir, other_env, "create", "slow", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
 	assert_claimed("slow", m, mid);
 	log = sbf_take_log(&f);
-	cli = sb_strdupf("runsc exec %s\n", mid);
-	cr_assert(strstr(log, cli) && strstr(log, "through the CLI: not a runsc build whose protocol was measured"),
-		  "the other build's claim: %s", log);
+	cli = sb_strdupf("runsc exec %s: through the CLI: not a runsc build whose protocol was measured", mid);
+	direct = sb_strdupf("runsc exec %s: direct", mid);
+	cr_assert(strstr(log, cli) && !strstr(log, direct), "the other build's claim: %s", log);
+	free(direct);
 	free(log);
 	free(cli);
 	free(m);
