@@ -31,8 +31,10 @@
 
 /* from the request to the process started: a live sandbox answers at once */
 #define START_MS 10000
-/* the child's exit status when the process was lost after it started */
-#define LOST_STATUS 125
+/* the child's exit status when the process was lost after it started: runsc
+ * exec's own on a failure, which the callers read as "look whether the
+ * sandbox died" (its memory cgroup ends it whole: WaitPID gets no answer) */
+#define LOST_STATUS 128
 
 /* The capabilities a process of ours can name (spec.c's defaults and what
  * execs add), by bit; another name leaves the exec to the CLI. */
