@@ -104,8 +104,11 @@ int sb_box_open(struct sb_box *b, struct sb_root *root, const char *name, enum b
 	free(rel);
 	if (!b->dir)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	char *image = sb_path_join(b->dir, SB_BOX_DISK_IMAGE);
 	struct stat st;
-	if ((rc = sb_box_set_paths(b, 0, err)) < 0 || (lstat(b->disk_image, &st) == 0 && (rc = sb_box_set_paths(b, 1, err)) < 0))
+	rc = image ? sb_box_set_paths(b, lstat(image, &st) == 0, err) : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	free(image);
+	if (rc < 0)
 		return rc;
 	/* after a host restart: what needs the disk finds it (a failure here
 	 * leaves disk/ empty, and sb_box_boot says why) */

@@ -85,12 +85,7 @@ static int be_teardown(void *p, const struct sb_backend_sandbox *sb, unsigned fl
 	return rc < 0 ? rc : trc;
 }
 
-/* The process goes to runsc as a --process file when it carries what runsc
- * exec's command line cannot: its RLIMIT_AS, secret values. Secrets must not
- * be in runsc's command line (/proc/PID/cmdline, which every user may read)
- * nor in a file: the whole process goes into a memory file that runsc (root)
- * opens through this process's /proc/PID/fd while it runs. Returns the fd
- * (the caller closes it), or a negative error. */
+/* The exec's process as a --process file describes it (spec.c). */
 static json_t *exec_process(const struct sb_backend_sandbox *sb, const struct sb_backend_exec *x)
 {
 	return sb_spec_add_caps(sb_spec_limit_process(sb_spec_exec_process(x->argv, x->env, x->secret_env, x->cwd, x->user),
@@ -98,15 +93,18 @@ static json_t *exec_process(const struct sb_backend_sandbox *sb, const struct sb
 				x->caps);
 }
 
-static int process_memfd(char *path, size_t size, const struct sb_backend_sandbox *sb,
-			 const struct sb_backend_exec *x, struct sb_error *err)
+/* The process goes to runsc as a --process file when it carries what runsc
+ * exec's command line cannot: its RLIMIT_AS, secret values. Secrets must not
+ * be in runsc's command line (/proc/PID/cmdline, which every user may read)
+ * nor in a file: the whole process goes into a memory file that runsc (root)
+ * opens through this process's /proc/PID/fd while it runs. Returns the fd
+ * (the caller closes it), or a negative error. */
+static int process_memfd(char *path, size_t size, const json_t *proc, struct sb_error *err)
 {
-	json_t *proc = exec_process(sb, x);
 	char *text = proc ? sb_json_dumps(proc, JSON_COMPACT) : NULL;
 	int fd = text ? memfd_create("sandbench-exec", MFD_CLOEXEC) : -1;
 	int rc = fd;
 
-	json_decref(proc);
 	if (!text)
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	else if (fd < 0 || sb_fs_write_all(fd, text, strlen(text)) < 0)
@@ -130,9 +128,13 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 
 	if (!be_rs(p, err))
 		return SB_ERR_PREREQ;
+	/* one description for both: the --process file and the direct exec */
+	json_t *proc = exec_process(sb, x);
 	if ((x->secret_env && x->secret_env[0]) || sb_spec_as_limit(sb->rec) || x->caps) {
-		if ((fd = process_memfd(path, sizeof(path), sb, x, err)) < 0)
+		if ((fd = process_memfd(path, sizeof(path), proc, err)) < 0) {
+			json_decref(proc);
 			return fd;
+		}
 		c.process_file = path;
 	} else {
 		c.args = x->argv;
@@ -148,7 +150,6 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 	c.proc = x->proc;
 	/* the child that would start runsc exec runs it without the CLI where it can */
 	struct sb_runsc_quick q;
-	json_t *proc = exec_process(sb, x);
 	sb_runsc_quick_init(&q, ((struct runsc_be *)p)->rs, be_build(p), sb->rec->id, proc, x->ipid_file);
 	json_decref(proc);
 	c.pre_exec = sb_runsc_quick_child;
