@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "allocfail.h"
 #include "testutil.h"
@@ -30,9 +31,16 @@ static long countdown;  /* counted allocations until the one that fails; 0: none
 static int hit;
 static long current;     /* the n of the run under way */
 static int held;
+static int forbidden;
 
 static int strike(void)
 {
+	if (forbidden) {
+		static const char msg[] = "allocfail: an allocation where none may be\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			abort();
+		abort();
+	}
 	if (held || countdown <= 0 || --countdown > 0)
 		return 0;
 	hit = 1;
@@ -99,6 +107,12 @@ long af_current(void)
 void af_hold(int on)
 {
 	held = on;
+}
+
+void af_forbid(void)
+{
+	json_set_alloc_funcs(json_alloc, free);
+	forbidden = 1;
 }
 
 long af_every_allocation(const char *what, af_call call, void *arg)

@@ -1,7 +1,8 @@
 /* Allocation failures on demand, for tests/unit/test-alloc-fail (issue 14).
  * The program is linked with -Wl,--wrap=malloc,... (tests/tests.am), so every
  * call that the library archive and the test make to malloc, calloc, realloc,
- * strdup, strndup and vasprintf goes through a counter here first; jansson,
+ * strdup, strndup and vasprintf goes through a counter here first (in
+ * test-alloc-fail, and in test-urpc for af_forbid); jansson,
  * a shared library, is counted through json_set_alloc_funcs. The shipped
  * binary is never linked with any of this. Not counted: what other shared
  * libraries (glibc's stdio and opendir, libarchive, zlib) allocate inside. */
@@ -18,6 +19,9 @@ int af_hit(void);
 long af_current(void);
 /* on 1: the test's own checks allocate uncounted until af_hold(0). */
 void af_hold(int on);
+/* From now on a counted allocation aborts the process (a forked child that
+ * must allocate nothing). */
+void af_forbid(void);
 
 /* One library call under test: 0 with a whole result (checked by the call
  * itself, which frees what it made), or the library's negative code with err

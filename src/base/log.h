@@ -12,5 +12,12 @@ int sb_log_from_env(void);
  * closes what exec would keeps it). */
 int sb_log_fd(void);
 void sb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* sb_log for a forked child of a process with threads, where a lock of
+ * stdio or malloc may be held by a thread that is not there: async-signal-
+ * safe, the strings of parts (NULL ends them) as one line. */
+void sb_log_safe(const char *const parts[]);
+/* v in decimal, async-signal-safe: a pointer into buf. */
+#define SB_LOG_DECIMAL 24
+char *sb_log_decimal(char buf[SB_LOG_DECIMAL], long long v);
 
 #endif

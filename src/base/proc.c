@@ -326,6 +326,8 @@ int sb_proc_run(struct sb_proc_result *out, char *const argv[], const struct sb_
 		if ((pid = fork()) == 0)
 			child_exec(argv, o, pout[1], perr[1]);
 		e = pid < 0 ? errno : 0;
+		if (pid > 0 && o->after_fork)
+			o->after_fork(o->pre_exec_arg);
 	} else {
 		e = spawn(&pid, argv, o, pout[1], perr[1]);
 	}

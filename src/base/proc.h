@@ -28,6 +28,9 @@ struct sb_proc_opts {
 	 * return makes the child exit 126 without running argv. */
 	int (*pre_exec)(void *arg);
 	void *pre_exec_arg;
+	/* Runs here once that child exists (with pre_exec_arg): to close what
+	 * was opened for the child alone. */
+	void (*after_fork)(void *arg);
 };
 
 struct sb_proc_result {

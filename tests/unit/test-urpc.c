@@ -3,7 +3,8 @@
  * in a stream, a reply decoded or refused (malformed, oversized, followed by
  * more, carrying a file, never coming), the abstract socket's peer, the edit
  * of runsc's state file, and the CLI chosen for a build that was not
- * measured. A forked child plays the sandbox on a socket pair. */
+ * measured; the child of a direct exec, which allocates nothing. A forked
+ * child plays the sandbox on a socket pair, or is the exec's child. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -20,7 +21,9 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/root.h"
+#include "allocfail.h"
 #include "backend/runsc/internal.h"
+#include "base/log.h"
 #include "testutil.h"
 
 TestSuite(urpc);
@@ -86,7 +89,7 @@ Test(urpc, what_is_no_object_is_refused_unread)
 
 static int decode(const char *s, struct sb_urpc_reply *r)
 {
-	return sb_urpc_decode(r, s, strlen(s), NULL);
+	return sb_urpc_decode(r, s, strlen(s));
 }
 
 Test(urpc, a_reply_is_decoded_or_refused)
@@ -105,13 +108,44 @@ Test(urpc, a_reply_is_decoded_or_refused)
 		"{\"success\":true,\"err\":\"but\",\"result\":{}}",         /* success with an error */
 		"{\"success\":true,\"err\":\"\",\"result\":{}}{}",          /* more after it */
 		"{\"success\":true,\"success\":true,\"err\":\"\",\"result\":{}}", /* a key twice */
+		"{\"success\":true,\"err\":\"\",\"result\":1,\"more\":1}", /* a member no reply has */
+		"{\"success\":true,\"err\":\"\",\"result\":012}",    /* a leading zero */
+		"{\"success\":true,\"err\":\"\",\"result\":[1,]}",   /* no value after a comma */
+		"{\"success\":true,\"err\":\"\",\"result\":{\"a\"}}", /* a key without a value */
+		"{\"success\":true,\"err\":\"\\x\",\"result\":1}",   /* an escape JSON has not */
+		"{\"success\":true,\"err\":\"\t\",\"result\":1}",     /* a raw control character */
+		"{\"success\":true,\"err\":\"\",\"result\":1.}",     /* a fraction without digits */
+		"{\"success\":true,\"err\":\"\",\"result\":tru}",    /* half a word */
+		"{\"success\":true,\"err\":\"\",\"result\":1",       /* unclosed */
+		"{\"success\":true,\"err\":\"\",\"result\":9223372036854775808}", /* beyond long long */
 		"[true]", "not json", "",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct sb_error err;
-		cr_assert_eq(sb_urpc_decode(&r, bad[i], strlen(bad[i]), &err), SB_ERR_FORMAT, "%s", bad[i]);
+		cr_assert_eq(sb_urpc_decode(&r, bad[i], strlen(bad[i])), SB_ERR_FORMAT, "%s", bad[i]);
 		cr_assert_eq(r.success, 0, "never a success: %s", bad[i]);
 	}
+	/* the results the calls read, and what is no integer */
+	static const struct {
+		const char *doc;
+		int has;
+		long long v;
+	} results[] = {
+		{ "{\"success\":true,\"err\":\"\",\"result\":42}", 1, 42 },
+		{ " { \"result\" : -7 , \"err\":\"\",\"success\":true } ", 1, -7 },
+		{ "{\"success\":true,\"err\":\"\",\"result\":9223372036854775807}", 1, 9223372036854775807LL },
+		{ "{\"success\":true,\"err\":\"\",\"result\":-9223372036854775808}", 1, -9223372036854775807LL - 1 },
+		{ "{\"success\":true,\"err\":\"\",\"result\":1.5e3}", 0, 0 },
+		{ "{\"success\":true,\"err\":\"\",\"result\":null}", 0, 0 },
+		{ "{\"success\":true,\"err\":\"\",\"result\":[{\"a\":[\"}\",1,true]},{}]}", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+		cr_assert_eq(decode(results[i].doc, &r), 0, "%s", results[i].doc);
+		cr_assert(r.success && r.has_result == results[i].has && r.result == results[i].v, "%s: %d %lld",
+			  results[i].doc, r.has_result, r.result);
+	}
+	/* an error's escapes are read */
+	cr_assert_eq(decode("{\"success\":false,\"err\":\"no \\\"x\\\"\\n\\u00e4\",\"result\":null}", &r), 0);
+	cr_assert_str_eq(r.err, "no \"x\"\n?");
 	/* a long error text is cut, not overrun */
 	char *longer = malloc(2000);
 	memset(longer, 'e', 1999);
@@ -128,17 +162,18 @@ enum script { GOOD_IN_TWO, REFUSE, OVERSIZED, TRAILING, SILENT, HANG_UP, WITH_FI
 
 /* Reads the request up to its end into req (the parent checks it); the
  * files that came with it are counted in *files (and closed). */
-static void read_request(int fd, char *req, size_t cap, int *files)
+static int read_request(int fd, char *req, size_t cap, int *files)
 {
 	size_t have = 0, end;
 	*files = 0;
+	req[0] = '\0';
 	while (have < cap - 1) {
 		char ctl[CMSG_SPACE(8 * sizeof(int))];
 		struct iovec iov = { .iov_base = req + have, .iov_len = cap - 1 - have };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 		ssize_t n = recvmsg(fd, &m, 0);
 		if (n <= 0)
-			_exit(2);
+			return -1;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 				for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, (*files)++)
@@ -146,9 +181,9 @@ static void read_request(int fd, char *req, size_t cap, int *files)
 		have += (size_t)n;
 		req[have] = '\0';
 		if (sb_urpc_frame_end(&end, req, have) == 1)
-			return;
+			return 0;
 	}
-	_exit(3);
+	return -1;
 }
 
 static void send_file(int fd, const char *text)
@@ -172,7 +207,8 @@ static void play(int fd, enum script s, int report)
 	const char *ok = "{\"success\":true,\"err\":\"\",\"result\":{}}";
 	int files;
 
-	read_request(fd, req, sizeof(req), &files);
+	if (read_request(fd, req, sizeof(req), &files) < 0)
+		_exit(2);
 	if (dprintf(report, "%d files: %s", files, req) < 0)
 		_exit(5);
 	switch (s) {
@@ -418,4 +454,104 @@ Test(urpc, another_runsc_build_or_a_missing_state_uses_the_cli)
 	tu_remove(dir);
 	free(dir);
 	free(fake);
+}
+
+/* The child of a direct exec (exec_direct.c) against this process playing
+ * the sandbox: how it ends, what it sent, the pid file and the log. */
+enum quick_play { QUICK_RUNS, QUICK_REFUSED, QUICK_LOST };
+struct quick_run {
+	int status, files[3];
+	char req[3][1024];
+	char *ipid, *log;
+};
+
+static struct quick_run quick_against(enum quick_play play)
+{
+	static const char *const replies[][3] = {
+		[QUICK_RUNS] = { "{\"success\":true,\"err\":\"\",\"result\":null}",
+				 "{\"success\":true,\"err\":\"\",\"result\":42}",
+				 "{\"success\":true,\"err\":\"\",\"result\":1792}" },
+		[QUICK_REFUSED] = { "{\"success\":true,\"err\":\"\",\"result\":null}",
+				    "{\"success\":false,\"err\":\"no such file\",\"result\":null}", NULL },
+		[QUICK_LOST] = { "{\"success\":true,\"err\":\"\",\"result\":null}",
+				 "{\"success\":true,\"err\":\"\",\"result\":42}", NULL },
+	};
+	struct quick_run r = { 0 };
+	char *dir = tu_tempdir("urpc-quick"), *ipid = sb_path_join(dir, "ipid"), *logp = sb_path_join(dir, "log");
+	FILE *log = fopen(logp, "a");
+	json_t *args = json_pack("{s:[s]}", "argv", "/bin/true");
+	int sv[2];
+
+	cr_assert(log && args);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct sb_runsc_quick q = { .id = "sb-1", .ipid_file = ipid, .sock = sv[1], .log_fd = fileno(log),
+				    .lock_fd = open(dir, O_RDONLY | O_CLOEXEC) };
+	cr_assert_eq(sb_urpc_encode(&q.signal_req, "containerManager.Signal", NULL, NULL), 0);
+	cr_assert_eq(sb_urpc_encode(&q.exec_req, "containerManager.ExecuteAsync", args, NULL), 0);
+	q.wait_head = strdup("{\"method\":\"containerManager.WaitPID\",\"arg\":{\"CID\":\"sb-1\",\"PID\":");
+	json_decref(args);
+	sb_log_set(log);
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		close(sv[0]);
+		af_forbid();
+		sb_runsc_quick_child(&q);
+		_exit(99); /* returned: the CLI would run now */
+	}
+	sb_log_set(NULL);
+	sb_runsc_quick_forked(&q);
+	cr_assert_eq(q.sock, -1, "the parent's copies are closed");
+	for (int i = 0; i < 3 && replies[play][i]; i++) {
+		cr_assert_eq(read_request(sv[0], r.req[i], sizeof(r.req[i]), &r.files[i]), 0, "request %d", i);
+		cr_assert_eq(write(sv[0], replies[play][i], strlen(replies[play][i])), (ssize_t)strlen(replies[play][i]));
+	}
+	close(sv[0]);
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st), "the child ended by signal %d (an allocation aborts it)", WTERMSIG(st));
+	r.status = WEXITSTATUS(st);
+	r.ipid = tu_sh_out("cat %s 2>/dev/null", ipid);
+	r.log = tu_sh_out("cat %s", logp);
+	sb_runsc_quick_clear(&q);
+	cr_assert_eq(fclose(log), 0);
+	tu_remove(dir);
+	free(dir);
+	free(ipid);
+	free(logp);
+	return r;
+}
+
+Test(urpc, the_exec_child_runs_the_process_without_allocating)
+{
+	struct quick_run r = quick_against(QUICK_RUNS);
+
+	cr_assert_eq(r.status, 7, "the process's exit status (1792 = 7 << 8)");
+	cr_assert(strstr(r.req[0], "\"method\":\"containerManager.Signal\"") && r.files[0] == 0, "%s", r.req[0]);
+	cr_assert(strstr(r.req[1], "\"method\":\"containerManager.ExecuteAsync\",\"arg\":{\"argv\":[\"/bin/true\"]}"),
+		  "%s", r.req[1]);
+	cr_assert_eq(r.files[1], 3, "stdin, stdout and stderr go with it");
+	cr_assert_str_eq(r.req[2], "{\"method\":\"containerManager.WaitPID\",\"arg\":{\"CID\":\"sb-1\",\"PID\":42}}");
+	cr_assert_str_eq(r.ipid, "42", "the pid inside, where kill reads it");
+	cr_assert(strstr(r.log, "runsc exec sb-1: direct, ") && strstr(r.log, " ms, status 7"), "%s", r.log);
+	free(r.ipid);
+	free(r.log);
+}
+
+Test(urpc, the_exec_child_leaves_a_refusal_to_the_cli_and_a_lost_process_to_the_caller)
+{
+	struct quick_run r = quick_against(QUICK_REFUSED);
+
+	cr_assert_eq(r.status, 99, "refused before anything ran: the child goes on to exec runsc");
+	cr_assert_str_eq(r.ipid, "");
+	cr_assert(strstr(r.log, "runsc exec sb-1: through the CLI: the sandbox refused the call: no such file"), "%s",
+		  r.log);
+	free(r.ipid);
+	free(r.log);
+	r = quick_against(QUICK_LOST);
+	cr_assert_eq(r.status, 128, "started, then no answer: runsc exec's own failure status");
+	cr_assert_str_eq(r.ipid, "42");
+	cr_assert(strstr(r.log, "runsc exec sb-1: direct, lost: "), "%s", r.log);
+	free(r.ipid);
+	free(r.log);
 }

@@ -5,10 +5,11 @@
  *   containerManager.ExecuteAsync, the process with its stdin, stdout and
  *   stderr as SCM_RIGHTS, answered with its pid inside;
  *   containerManager.WaitPID on that pid, answered with its wait status.
- * It runs in the child that sb_proc_run made for `runsc exec` (its pre_exec
- * hook), with the stdio that child has: the caller's pipes and deadline work
- * as for the CLI, and where this path declines before anything ran the same
- * child goes on to exec the CLI. runsc's lock is held until the process is
+ * The caller prepares it (lock, socket, requests); it runs in the child
+ * that sb_proc_run made for `runsc exec` (its pre_exec hook), with the stdio
+ * that child has: the caller's pipes and deadline work as for the CLI, and
+ * where the sandbox refuses the call before anything ran the same child
+ * goes on to exec the CLI. runsc's lock is held until the process is
  * started, as runsc's own is while it reads the container. The rlimits of the
  * process are not sent (runsc sends none either: the container's init's
  * apply). */
@@ -90,117 +91,194 @@ static json_t *exec_args(const json_t *proc, const char *id)
 			 "AmbientCaps", (json_int_t)m[4], "StdioIsPty", 0, "ContainerID", id, "PIDNamespace", "Limits");
 }
 
-void sb_runsc_quick_init(struct sb_runsc_quick *q, const struct sb_runsc *rs, const char *build, const char *id,
-			 const json_t *proc, const char *ipid_file)
+/* The requests of the child, encoded here: it can allocate nothing. The
+ * pid of WaitPID is known there only, so that request is head, pid, "}}"
+ * (the id is one of ours: [a-z0-9-], sb_runsc_direct_open). */
+static const char *encode(struct sb_runsc_quick *q, json_t *args)
 {
-	*q = (struct sb_runsc_quick){ .rs = rs, .build = build, .id = id, .ipid_file = ipid_file };
-	q->args = proc ? exec_args(proc, id) : NULL;
+	json_t *sig = json_pack("{s:s, s:i, s:i, s:i}", "CID", q->id, "Signo", 0, "PID", 0, "Mode", 0);
+	int rc = sig ? sb_urpc_encode(&q->signal_req, "containerManager.Signal", sig, NULL) : SB_ERR_NOMEM;
+
+	json_decref(sig);
+	if (rc < 0 || sb_urpc_encode(&q->exec_req, "containerManager.ExecuteAsync", args, NULL) < 0 ||
+	    !(q->wait_head = sb_strdupf("{\"method\":\"containerManager.WaitPID\",\"arg\":{\"CID\":\"%s\",\"PID\":", q->id)))
+		return "out of memory";
+	return NULL;
+}
+
+int sb_runsc_quick_init(struct sb_runsc_quick *q, const struct sb_runsc *rs, const char *build, const char *id,
+			const json_t *proc, const char *ipid_file)
+{
+	struct sb_runsc_direct d = { .id = id, .lock_fd = -1, .sock = -1 };
+	json_t *args = proc ? exec_args(proc, id) : NULL;
+	const char *why = args ? sb_runsc_direct_open(&d, rs, build, "running", "running")
+			       : "a process this path does not take";
+
+	*q = (struct sb_runsc_quick){ .id = id, .ipid_file = ipid_file, .sock = -1, .lock_fd = -1, .log_fd = sb_log_fd() };
+	if (!why)
+		why = encode(q, args);
+	json_decref(args);
+	if (why) {
+		sb_runsc_direct_close(&d);
+		sb_runsc_quick_clear(q);
+		sb_log("runsc exec %s: through the CLI: %s", id, why);
+		return 0;
+	}
+	/* the lock and the socket go to the child; runsc's lock is held until
+	 * the process is started, as runsc's own is while it reads the container */
+	q->sock = d.sock;
+	q->lock_fd = d.lock_fd;
+	d.sock = d.lock_fd = -1;
+	sb_runsc_direct_close(&d);
+	return 1;
+}
+
+void sb_runsc_quick_forked(void *arg)
+{
+	struct sb_runsc_quick *q = arg;
+
+	/* the child has them: the lock is released when it lets go of it */
+	close(q->sock);
+	close(q->lock_fd);
+	q->sock = q->lock_fd = -1;
 }
 
 void sb_runsc_quick_clear(struct sb_runsc_quick *q)
 {
-	json_decref(q->args);
-	q->args = NULL;
+	if (q->sock >= 0)
+		close(q->sock);
+	if (q->lock_fd >= 0)
+		close(q->lock_fd);
+	free(q->signal_req);
+	free(q->exec_req);
+	free(q->wait_head);
+	q->signal_req = q->exec_req = q->wait_head = NULL;
+	q->sock = q->lock_fd = -1;
 }
 
-/* One call on d's socket (it takes arg): 0 and *result (NULL: any result),
- * 1 refused before anything ran (the CLI may try), or an error once the
- * request went out. */
-static int call(long long *result, struct sb_runsc_direct *d, const char *method, json_t *arg, const int *files,
-		size_t n_files, struct sb_error *err)
-{
-	struct sb_urpc_reply reply;
-	int sent, rc = sb_urpc_call(&reply, &sent, d->sock, method, arg, files, n_files, d->deadline, err);
+/* From here on the child: async-signal-safe calls only (the caller may have
+ * threads, and one of them may have held malloc's or stdio's lock at the
+ * fork). */
 
-	json_decref(arg);
-	if (rc < 0)
-		return sent ? rc : 1;
-	if (!reply.success || (result && !reply.has_result)) {
-		sb_log("runsc exec %s: %s refused: %s", d->id, method, reply.err);
+/* One exchange of the child: 0 and *r, 1 refused before anything ran (the
+ * CLI may try, *why says why), or -1 lost once the request went out. */
+static int call(struct sb_urpc_reply *r, const char **why, const struct sb_runsc_quick *q, const char *req,
+		const int *files, size_t n_files, long long deadline, char *buf)
+{
+	int sent, rc = sb_urpc_exchange(r, &sent, q->sock, req, files, n_files, deadline, buf);
+
+	if (rc < 0 && !sent) {
+		*why = "the sandbox did not take the request";
 		return 1;
 	}
-	if (result)
-		*result = reply.result;
+	if (rc < 0) {
+		*why = rc == SB_URPC_TIMEOUT ? "no answer in time" : "no answer";
+		return -1;
+	}
+	if (!r->success) {
+		*why = r->err;
+		return 1;
+	}
 	return 0;
-}
-
-/* Starts the process on the child's stdio: 0 and *pid, 1, or an error. */
-static int start(long long *pid, struct sb_runsc_direct *d, json_t *args, struct sb_error *err)
-{
-	int rc = call(NULL, d, "containerManager.Signal",
-		      json_pack("{s:s, s:i, s:i, s:i}", "CID", d->id, "Signo", 0, "PID", 0, "Mode", 0), NULL, 0, err);
-
-	return rc ? rc : call(pid, d, "containerManager.ExecuteAsync", json_incref(args), (const int[]){ 0, 1, 2 }, 3, err);
 }
 
 /* The pid inside where runsc's --internal-pid-file puts it (kill reads it),
  * written as runsc writes it: plainly (no fault point of the test build: this
  * child stands for runsc's process, which has none). */
-static void write_ipid(const char *path, long long pid)
+static void write_ipid(const struct sb_runsc_quick *q, long long pid)
 {
-	char text[32];
-	int n = snprintf(text, sizeof(text), "%lld", pid);
-	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+	char num[SB_LOG_DECIMAL];
+	const char *text = sb_log_decimal(num, pid);
+	int fd = q->ipid_file ? open(q->ipid_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
 
-	if (path && (fd < 0 || sb_fs_write_all(fd, text, (size_t)n) < 0))
-		sb_log("runsc exec: cannot write '%s'", path);
+	if (q->ipid_file && (fd < 0 || sb_fs_write_all(fd, text, strlen(text)) < 0))
+		sb_log_safe((const char *const[]){ "runsc exec ", q->id, ": cannot write '", q->ipid_file, "'",
+						   NULL });
 	if (fd >= 0)
 		close(fd);
 }
 
-/* Closes what exec would (the close-on-exec descriptors) but the log: this
- * child execs nothing when it runs the process itself, and the read ends of
- * its own pipes left open here would keep a guest that writes to a reader
- * gone from ever seeing EPIPE. */
-static void close_as_exec_would(void)
+/* Closes what exec would (the close-on-exec descriptors) but the log and
+ * what q hands over: this child execs nothing when it runs the process
+ * itself, and the read ends of its own pipes left open here would keep a
+ * guest that writes to a reader gone from ever seeing EPIPE. */
+static void close_as_exec_would(const struct sb_runsc_quick *q)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096];
+	ssize_t n;
 
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		int fd = atoi(de->d_name), flags = fd > 2 ? fcntl(fd, F_GETFD) : -1;
-		if (fd > 2 && fd != dirfd(d) && fd != sb_log_fd() && flags >= 0 && (flags & FD_CLOEXEC))
-			close(fd);
+	while (dir >= 0 && (n = getdents64(dir, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct dirent64 *de = (const struct dirent64 *)(const void *)(buf + off);
+			int fd = 0;
+			off += de->d_reclen;
+			for (const char *c = de->d_name; *c >= '0' && *c <= '9' && fd < INT_MAX / 10; c++)
+				fd = fd * 10 + (*c - '0');
+			int flags = fd > 2 ? fcntl(fd, F_GETFD) : -1;
+			if (fd != dir && fd != q->log_fd && fd != q->sock && fd != q->lock_fd && flags >= 0 &&
+			    (flags & FD_CLOEXEC))
+				close(fd);
+		}
 	}
-	closedir(d);
+	if (dir >= 0)
+		close(dir);
+}
+
+/* The child exits with the process's status; lost, with LOST_STATUS. */
+_Noreturn static void finish(const struct sb_runsc_quick *q, const char *why, long long t0, long long ws)
+{
+	char ms[SB_LOG_DECIMAL], st[SB_LOG_DECIMAL];
+	int status = WIFEXITED((int)ws) ? WEXITSTATUS((int)ws) : 128 + WTERMSIG((int)ws);
+
+	if (why) {
+		sb_log_safe((const char *const[]){ "runsc exec ", q->id, ": direct, lost: ", why, NULL });
+		_exit(LOST_STATUS);
+	}
+	sb_log_safe((const char *const[]){ "runsc exec ", q->id, ": direct, ",
+					   sb_log_decimal(ms, sb_clock_monotonic_ms() - t0), " ms, status ",
+					   sb_log_decimal(st, status), NULL });
+	_exit(status);
 }
 
 int sb_runsc_quick_child(void *arg)
 {
 	const struct sb_runsc_quick *q = arg;
-	struct sb_runsc_direct d = { .id = q->id, .lock_fd = -1, .sock = -1 };
-	long long t0 = sb_clock_monotonic_ms(), pid, ws;
-	const char *why = q->args ? NULL : "a process this path does not take";
-	struct sb_error err;
-	int rc = 1;
+	long long t0 = sb_clock_monotonic_ms();
+	char buf[SB_URPC_REPLY_MAX], req[256], num[SB_LOG_DECIMAL];
+	struct sb_urpc_reply r;
+	const char *why = NULL;
+	int rc;
 
-	d.deadline = t0 + START_MS;
-	close_as_exec_would();
-	if (!why && !(why = sb_runsc_direct_open(&d, q->rs, q->build, "running", "running")) &&
-	    (rc = start(&pid, &d, q->args, &err)) == 1)
-		why = "the sandbox refused the call";
+	close_as_exec_would(q);
+	if ((rc = call(&r, &why, q, q->signal_req, NULL, 0, t0 + START_MS, buf)) == 0 &&
+	    (rc = call(&r, &why, q, q->exec_req, (const int[]){ 0, 1, 2 }, 3, t0 + START_MS, buf)) == 0 &&
+	    !r.has_result) {
+		why = "no pid in the answer";
+		rc = -1;
+	}
 	if (rc == 1) {
-		sb_runsc_direct_close(&d);
-		sb_log("runsc exec %s: through the CLI: %s", q->id, why);
+		sb_log_safe((const char *const[]){ "runsc exec ", q->id,
+						   ": through the CLI: the sandbox refused the call: ", why, NULL });
+		close(q->sock);
+		close(q->lock_fd); /* releases runsc's lock for the CLI */
 		return 0;
 	}
 	/* from here on the request went out: never the CLI too */
-	if (rc == 0) {
-		close(d.lock_fd);
-		d.lock_fd = -1;
-		write_ipid(q->ipid_file, pid);
-		/* the caller's deadline ends this child, as it would the CLI */
-		d.deadline = LLONG_MAX / 2;
-		rc = call(&ws, &d, "containerManager.WaitPID", json_pack("{s:I, s:s}", "PID", pid, "CID", d.id), NULL, 0,
-			  &err);
-	}
-	if (rc != 0) {
-		sb_log("runsc exec %s: direct, lost: %s", q->id, rc < 0 ? err.msg : "WaitPID refused");
-		_exit(LOST_STATUS);
-	}
-	int status = WIFEXITED((int)ws) ? WEXITSTATUS((int)ws) : 128 + WTERMSIG((int)ws);
-	sb_log("runsc exec %s: direct, %lld ms, status %d", q->id, sb_clock_monotonic_ms() - t0, status);
-	_exit(status);
+	if (rc < 0)
+		finish(q, why, t0, 0);
+	close(q->lock_fd);
+	long long pid = r.result;
+	write_ipid(q, pid);
+	const char *digits = sb_log_decimal(num, pid);
+	size_t head = strlen(q->wait_head), nd = strlen(digits);
+	if (head + nd + 3 > sizeof(req))
+		finish(q, "the request is too long", t0, 0);
+	stpcpy(stpcpy(stpcpy(req, q->wait_head), digits), "}}");
+	/* the caller's deadline ends this child, as it would the CLI */
+	rc = call(&r, &why, q, req, NULL, 0, LLONG_MAX / 2, buf);
+	if (rc == 0 && !r.has_result)
+		why = "no wait status in the answer";
+	finish(q, rc == 0 && r.has_result ? NULL : why, t0, r.result);
+	return 0;
 }

@@ -60,6 +60,7 @@ struct sb_runsc_call {
 	/* Runs in the child before exec (network namespace tricks); NULL: none. */
 	int (*pre_exec)(void *arg);
 	void *pre_exec_arg;
+	void (*after_fork)(void *arg);   /* see struct sb_proc_opts */
 	struct sb_proc_opts proc;        /* deadline and stdio (start from SB_RUNSC_CALL_INIT) */
 };
 
@@ -112,20 +113,25 @@ void sb_runsc_direct_close(struct sb_runsc_direct *d);
 int sb_runsc_freeze_direct(struct sb_runsc *rs, const char *build, const struct sb_backend_sandbox *sb, int resume,
 			   int timeout_ms, struct sb_error *err);
 /* exec without the runsc CLI (exec_direct.c), for the measured builds:
- * sb_runsc_quick_child is the pre_exec hook of the child that would exec
- * `runsc exec`. It runs the process (an OCI process as a --process file has
- * it) on that child's stdio and exits with its status (128+signal), or, when
- * it declines before anything ran (another build, a terminal, a user other
- * than root, a state not as measured), returns 0 and the child execs the CLI.
- * The log says which. init takes nothing from proc (NULL: the CLI). */
+ * init prepares it in the caller (runsc's lock, the control socket, the
+ * requests) and returns 1, or 0 when it declines before anything ran
+ * (another build, a terminal, a user other than root, a state not as
+ * measured, proc NULL): the log says why, and `runsc exec` runs as usual.
+ * sb_runsc_quick_child is then the pre_exec hook of the child that would
+ * exec `runsc exec`: it runs the process (an OCI process as a --process
+ * file has it) on that child's stdio and exits with its status (128+signal),
+ * or returns 0 for the CLI when the sandbox refuses the call. forked is the
+ * after_fork hook; clear releases what is left. */
 struct sb_runsc_quick {
-	const struct sb_runsc *rs;
-	const char *build, *id;
+	const char *id;
 	const char *ipid_file;           /* where the pid inside goes, as with --internal-pid-file */
-	json_t *args;                    /* ExecuteAsync's argument; NULL: the CLI */
+	int sock, lock_fd, log_fd;       /* the control socket and runsc's lock, for the child */
+	char *signal_req, *exec_req;     /* the requests, encoded */
+	char *wait_head;                 /* WaitPID's request up to the pid */
 };
-void sb_runsc_quick_init(struct sb_runsc_quick *q, const struct sb_runsc *rs, const char *build, const char *id,
-			 const json_t *proc, const char *ipid_file);
+int sb_runsc_quick_init(struct sb_runsc_quick *q, const struct sb_runsc *rs, const char *build, const char *id,
+			const json_t *proc, const char *ipid_file);
+void sb_runsc_quick_forked(void *q);
 void sb_runsc_quick_clear(struct sb_runsc_quick *q);
 int sb_runsc_quick_child(void *q);
 /* runsc's state file text (len bytes) of container id with its status from
@@ -153,8 +159,8 @@ int sb_urpc_encode(char **out, const char *method, json_t *arg, struct sb_error 
  * SB_ERR_FORMAT when buf holds no object or one nested too deeply. */
 int sb_urpc_frame_end(size_t *end, const char *buf, size_t len);
 /* A reply: exactly one object with a boolean success, a string err (empty on
- * success) and a result; SB_ERR_FORMAT otherwise. */
-int sb_urpc_decode(struct sb_urpc_reply *out, const char *buf, size_t len, struct sb_error *err);
+ * success) and a result, and nothing else; SB_ERR_FORMAT otherwise. */
+int sb_urpc_decode(struct sb_urpc_reply *out, const char *buf, size_t len);
 /* Connects to the abstract unix socket name (non-blocking); *peer is the pid
  * of its owner (SO_PEERCRED). */
 int sb_urpc_connect(int *fd, pid_t *peer, const char *name, struct sb_error *err);
@@ -165,6 +171,22 @@ int sb_urpc_connect(int *fd, pid_t *peer, const char *name, struct sb_error *err
  * happened). */
 int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *method, json_t *arg, const int *files,
 		 size_t n_files, long long deadline, struct sb_error *err);
+/* The same with an encoded request (sb_urpc_encode) and a reply buffer of
+ * SB_URPC_REPLY_MAX bytes, async-signal-safe (no allocation, no locale: the
+ * forked child of a process with threads calls it, exec_direct.c): 0 or a
+ * failure below, with errno for SB_URPC_IO. send and recv are its halves. */
+enum {
+	SB_URPC_IO = -1,                 /* the socket failed (errno) */
+	SB_URPC_TIMEOUT = -2,            /* the deadline passed */
+	SB_URPC_CLOSED = -3,             /* the sandbox hung up before it answered */
+	SB_URPC_FILES = -4,              /* too many files to send, or files in the reply */
+	SB_URPC_FORMAT = -5,             /* not one reply */
+	SB_URPC_BIG = -6,                /* a reply over SB_URPC_REPLY_MAX */
+};
+int sb_urpc_exchange(struct sb_urpc_reply *out, int *sent, int fd, const char *req, const int *files,
+		     size_t n_files, long long deadline, char *buf);
+int sb_urpc_send(int *sent, int fd, const char *req, size_t len, const int *files, size_t n_files, long long deadline);
+int sb_urpc_recv(char *buf, size_t cap, size_t *len, int fd, long long deadline);
 /* Where the user finds what runsc said when a call failed: its own words go
  * to sandbench's log, never into a message. */
 const char *sb_runsc_log_hint(void);

@@ -150,10 +150,12 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 	c.proc = x->proc;
 	/* the child that would start runsc exec runs it without the CLI where it can */
 	struct sb_runsc_quick q;
-	sb_runsc_quick_init(&q, ((struct runsc_be *)p)->rs, be_build(p), sb->rec->id, proc, x->ipid_file);
+	if (sb_runsc_quick_init(&q, ((struct runsc_be *)p)->rs, be_build(p), sb->rec->id, proc, x->ipid_file)) {
+		c.pre_exec = sb_runsc_quick_child;
+		c.after_fork = sb_runsc_quick_forked;
+		c.pre_exec_arg = &q;
+	}
 	json_decref(proc);
-	c.pre_exec = sb_runsc_quick_child;
-	c.pre_exec_arg = &q;
 	rc = sb_runsc_run(res, ((struct runsc_be *)p)->rs, &c, err);
 	sb_runsc_quick_clear(&q);
 	if (fd >= 0)

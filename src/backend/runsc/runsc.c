@@ -248,6 +248,7 @@ int sb_runsc_run(struct sb_proc_result *res, struct sb_runsc *rs, const struct s
 		return rc;
 	opts.pre_exec = call->pre_exec;
 	opts.pre_exec_arg = call->pre_exec_arg;
+	opts.after_fork = call->after_fork;
 	sb_log("runsc %s %s", ops[call->op].name, call->id ? call->id : "");
 	rc = sb_proc_run(res, argv, &opts, err);
 	if (rc == SB_ERR_TIMEOUT)
