@@ -105,16 +105,23 @@ static int take(struct scan *s, char c)
 	return 1;
 }
 
+/* The value of 4 hex digits at p; -1 when they are not. */
 static int hex4(const char *p)
 {
-	for (int i = 0; i < 4; i++)
-		if (!((p[i] >= '0' && p[i] <= '9') || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')))
-			return 0;
-	return 1;
+	int v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		char c = (char)(p[i] | 0x20);
+		if (!((p[i] >= '0' && p[i] <= '9') || (c >= 'a' && c <= 'f')))
+			return -1;
+		v = v * 16 + (p[i] <= '9' ? p[i] - '0' : c - 'a' + 10);
+	}
+	return v;
 }
 
 /* A string (after blanks), its text to out (cap bytes with the NUL, cut
- * short; NULL: skipped; a \u escape reads as '?'); *cut whether it was. */
+ * short; NULL: skipped; a \u escape of other than ASCII reads as '?');
+ * *cut whether it was. */
 static int string(struct scan *s, char *out, size_t cap, int *cut)
 {
 	static const char esc[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
@@ -130,8 +137,9 @@ static int string(struct scan *s, char *out, size_t cap, int *cut)
 			return -1;
 		if (c == '\\') {
 			const char *e = s->p < s->end ? strchr(esc, *s->p) : NULL;
-			if (s->p < s->end && *s->p == 'u' && s->end - s->p >= 5 && hex4(s->p + 1)) {
-				c = '?';
+			int u = s->p < s->end && *s->p == 'u' && s->end - s->p >= 5 ? hex4(s->p + 1) : -1;
+			if (u >= 0) {
+				c = u > 0 && u < 0x80 ? (unsigned char)u : '?';
 				s->p += 5;
 			} else if (e && *e && (e - esc) % 2 == 0) {
 				c = (unsigned char)e[1];
@@ -206,17 +214,20 @@ static int word(struct scan *s, const char *w)
 	return 1;
 }
 
-/* Any value, to depth; -1 when it is not one. */
+/* Any value at depth (the levels of objects and arrays it is in, itself
+ * too when it is one, as sb_urpc_frame_end counts); -1 when it is not one. */
 static int value(struct scan *s, int depth)
 {
 	long long v;
 
 	blanks(s);
-	if (s->p == s->end || depth > URPC_MAX_DEPTH)
+	if (s->p == s->end)
 		return -1;
 	if (*s->p == '"')
 		return string(s, NULL, 0, NULL);
 	if (*s->p == '{' || *s->p == '[') {
+		if (depth > URPC_MAX_DEPTH)
+			return -1;
 		char close = *s->p++ == '{' ? '}' : ']';
 		if (take(s, close))
 			return 0;
@@ -259,7 +270,7 @@ static int member(struct sb_urpc_reply *out, struct scan *s, unsigned *seen)
 		out->has_result = rc == 1;
 		return rc < 0 ? -1 : 0;
 	}
-	return value(s, 1);
+	return value(s, 2); /* in the reply, at level 1 */
 }
 
 int sb_urpc_decode(struct sb_urpc_reply *out, const char *buf, size_t len)
