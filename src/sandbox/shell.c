@@ -184,7 +184,7 @@ int sb_shell_open(struct sb_shell **out, struct sb_root *root, const char *name,
 	struct sb_shell_opts sized = *o;
 	struct sb_shell *s = calloc(1, sizeof(*s));
 	char **rargv = NULL;
-	struct sb_box b;
+	struct sb_box b = { .lock_fd = -1 };
 	int rc, slave = -1;
 
 	*out = NULL;
@@ -260,7 +260,7 @@ int sb_shell_resize(struct sb_shell *s, unsigned short rows, unsigned short cols
 void sb_shell_activity(struct sb_shell *s)
 {
 	time_t now = time(NULL);
-	struct sb_box b;
+	struct sb_box b = { .lock_fd = -1 };
 
 	/* input to a paused sandbox's shell (a session's too) wakes it: every
 	 * time, not once a second; one lstat when it is not paused */
@@ -276,7 +276,7 @@ void sb_shell_activity(struct sb_shell *s)
 
 void sb_shell_kill(struct sb_shell *s)
 {
-	struct sb_box b;
+	struct sb_box b = { .lock_fd = -1 };
 
 	if (s->ipid_file && sb_box_open(&b, s->root, s->name, BOX_LOCK_NONE, 1, NULL) == 0)
 		sb_box_kill_inside(&b, s->ipid_file);

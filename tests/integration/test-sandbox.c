@@ -487,6 +487,21 @@ Test(sandbox, names_unknown_and_duplicates)
 	r = SB("create", "noimg", "--image", "nosuch:image");
 	cr_assert_eq(r.status, 3, "%s", r.err);
 	tu_run_free(&r);
+	/* every command that takes a name refuses a bad one before anything
+	 * (shell once crashed on it: it closed a sandbox it had not opened) */
+	static const char *const bad[][4] = {
+		{ "shell", "bad/name" }, { "stop", "bad/name" }, { "restore", "bad/name" }, { "pause", "bad/name" },
+		{ "resume", "bad/name" }, { "rm", "bad/name" }, { "fork", "bad/name", "x" }, { "diff", "bad/name" },
+		{ "timeline", "bad/name" }, { "logs", "bad/name" }, { "session", "start", "bad/name" },
+		{ "exec", "bad/name", "--", "true" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = SB(bad[i][0], bad[i][1], bad[i][2], bad[i][3]);
+		/* exec's own failures are 125: its other statuses are the command's */
+		cr_assert_eq(r.status, strcmp(bad[i][0], "exec") ? 2 : 125, "%s: %d %s", bad[i][0], r.status, r.err);
+		cr_assert(strstr(r.err, "invalid sandbox name 'bad/name'"), "%s: %s", bad[i][0], r.err);
+		tu_run_free(&r);
+	}
 }
 
 Test(sandbox, exec_in_two_sandboxes_runs_in_parallel)
