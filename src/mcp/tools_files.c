@@ -59,10 +59,10 @@ int mcp_tool_file_read(json_t **result, const struct mcp_ctx *ctx, const json_t 
 	file = sb_path_join(dir, base_name(path));
 	rc = file ? sb_sandbox_copy_out(&r, ctx->root, mcp_arg_str(args, "name", ""), path, file, &o, err)
 		  : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	if (file && rc == 0) {
+	if (file)
 		sb_copy_result_clear(&r);
+	if (file && rc == 0)
 		rc = sb_fs_read_file(&data, &len, file, (size_t)max, err);
-	}
 	if (file)
 		unlink(file);
 	rmdir(dir);
@@ -102,8 +102,10 @@ int mcp_tool_file_write(json_t **result, const struct mcp_ctx *ctx, const json_t
 		rc = sb_fs_write_all(fd, json_string_value(content), len);
 		if (close(fd) < 0 || rc < 0)
 			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot write %s"), file);
-		else if ((rc = sb_sandbox_copy_in(&r, ctx->root, file, mcp_arg_str(args, "name", ""), path, NULL, err)) == 0)
+		else {
+			rc = sb_sandbox_copy_in(&r, ctx->root, file, mcp_arg_str(args, "name", ""), path, NULL, err);
 			sb_copy_result_clear(&r);
+		}
 		unlink(file);
 	}
 	rmdir(dir);

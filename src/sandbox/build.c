@@ -442,7 +442,7 @@ static int run_in_sandbox(char digest[SB_DIGEST_STR_LEN], struct build *b, char 
 		rc = strv_set(&env, b->args.v[i], err);
 	for (size_t i = 0; rc == 0 && i < b->env.n; i++)
 		rc = strv_set(&env, b->env.v[i], err);
-	if (rc == 0 && (rc = sb_sandbox_create(NULL, b->root, &spec, err)) < 0) {
+	if (rc < 0 || (rc = sb_sandbox_create(NULL, b->root, &spec, err)) < 0) {
 		strv_clear(&env);
 		return rc;
 	}

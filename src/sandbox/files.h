@@ -73,7 +73,7 @@ struct sb_copy_result {
  * without SB_COPY_RECURSIVE, a directory onto a file), SB_ERR_UNSAFE (a
  * special file, an archive entry leading out), SB_ERR_LIMIT (over the cap),
  * SB_ERR_STATE (neither running nor stopped), SB_ERR_PREREQ (the guest has no
- * tar). */
+ * tar). out is filled on a failure too (how far it got): clear it either way. */
 int sb_sandbox_copy_out(struct sb_copy_result *out, struct sb_root *root, const char *name, const char *path,
 			const char *host_dst, const struct sb_copy_opts *opts, struct sb_error *err);
 /* The other way: host_src (a file, or a tree with SB_COPY_RECURSIVE) to path
