@@ -131,7 +131,7 @@ static int create_run(struct sb_cli *cli, int argc, char **argv)
 			break;
 		case 'c':
 			a.spec.cpus = strtod(optarg, &end); /* NOLINT(clang-analyzer-core.NonNullParamChecker): required argument (docs/checks.md) */
-			if (*end || a.spec.cpus <= 0 || a.spec.cpus > 1024)
+			if (*end || end == optarg || !(a.spec.cpus > 0 && a.spec.cpus <= 1024)) /* NaN too */
 				return sb_cli_usage_error(NULL, &sb_cmd_create, _("invalid CPU count '%s'"), optarg);
 			break;
 		case 'o':

@@ -104,9 +104,11 @@ static int exec_run(struct sb_cli *cli, int argc, char **argv)
 				break;
 			case 't': {
 				double s = strtod(optarg, &end);
-				if (*end || s <= 0 || s > 86400)
+				/* written so that NaN fails too */
+				if (*end || end == optarg || !(s > 0 && s <= 86400))
 					rc = sb_cli_usage_error(NULL, &sb_cmd_exec, _("invalid timeout '%s' (seconds)"), optarg);
-				opts.timeout_ms = (int)(s * 1000);
+				else
+					opts.timeout_ms = (int)(s * 1000);
 				break;
 			}
 			case 'j':

@@ -49,7 +49,7 @@ static int pool_set(struct sb_cli *cli, int argc, char **argv)
 			break;
 		case 'c':
 			cpus = strtod(optarg, &end);
-			if (*end || end == optarg || cpus <= 0 || cpus > 1024)
+			if (*end || end == optarg || !(cpus > 0 && cpus <= 1024)) /* NaN too */
 				return sb_cli_usage_error("pool", &sb_cmd_pool_set, _("invalid CPU count '%s'"), optarg);
 			break;
 		default:

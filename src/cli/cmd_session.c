@@ -25,7 +25,7 @@ int sb_cli_seconds_ms(int *ms, const char *text)
 	char *end;
 	double s = strtod(text, &end);
 
-	if (*end || end == text || s < 0 || s > 86400)
+	if (*end || end == text || !(s >= 0 && s <= 86400)) /* NaN too */
 		return -1;
 	*ms = (int)(s * 1000);
 	return 0;
