@@ -50,8 +50,13 @@ static void refilter(struct ui_app *app)
 	struct images *im = app->images;
 	size_t *shown;
 
-	if (!im || !(shown = realloc(im->shown, sizeof(*shown) * (im->n ? im->n : 1))))
+	if (!im)
 		return;
+	/* out of memory: no rows rather than rows of the list before */
+	if (!(shown = realloc(im->shown, sizeof(*shown) * (im->n ? im->n : 1)))) {
+		im->n_shown = 0;
+		return;
+	}
 	im->shown = shown;
 	im->n_shown = 0;
 	for (size_t i = 0; i < im->n; i++) {

@@ -81,8 +81,13 @@ static void refilter(struct ui_app *app)
 	struct sessions *s = app->sessions;
 	size_t *shown;
 
-	if (!s || !(shown = realloc(s->shown, sizeof(*shown) * (s->n ? s->n : 1))))
+	if (!s)
 		return;
+	/* out of memory: no rows rather than rows of the list before */
+	if (!(shown = realloc(s->shown, sizeof(*shown) * (s->n ? s->n : 1)))) {
+		s->n_shown = 0;
+		return;
+	}
 	s->shown = shown;
 	s->n_shown = 0;
 	for (size_t i = 0; i < s->n; i++)

@@ -87,8 +87,10 @@ static void rebuild(struct ui_app *app, struct timeline *t)
 	size_t *shown = realloc(t->shown, sizeof(*shown) * (t->n ? t->n : 1));
 	struct ui_pane_view *v = &app->views[UI_PANE_TIMELINE];
 
-	if (!shown)
+	if (!shown) {
+		t->n_shown = 0; /* no rows rather than rows of the list before */
 		return;
+	}
 	t->shown = shown;
 	t->n_shown = 0;
 	for (size_t i = 0; i < t->n; i++)
@@ -110,7 +112,7 @@ static void append(struct timeline *t, const struct sb_timeline *tl)
 	size_t add = tl->count, drop;
 	struct tl_row *rows;
 
-	if (t->n + add > ROWS_MAX) {
+	if (t->n && t->n + add > ROWS_MAX) {
 		drop = t->n + add - ROWS_MAX < t->n ? t->n + add - ROWS_MAX : t->n;
 		for (size_t i = 0; i < drop; i++)
 			row_clear(&t->rows[i]);
