@@ -652,6 +652,16 @@ Test(sandbox, held_host_file_means_a_cold_start_that_says_why)
 Test(sandbox, exec_timeout_kills_the_command)
 {
 	create_ok("slow", NULL, NULL);
+	/* NaN, which compares false both ways, and values out of range */
+	static const char *const bad[] = { "nan", "-nan", "0", "-1", "86401", "1e300", "inf", "", "5s" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tu_run b = SB("exec", "--timeout", bad[i], "slow", "--", "true");
+		cr_assert(b.status == 2 && strstr(b.err, "invalid timeout"), "--timeout '%s': %d %s", bad[i], b.status, b.err);
+		tu_run_free(&b);
+	}
+	struct tu_run c = SB("create", "nancpu", "--image", SBF_IMAGE, "--cpus", "nan");
+	cr_assert(c.status == 2 && strstr(c.err, "invalid CPU count"), "--cpus nan: %d %s", c.status, c.err);
+	tu_run_free(&c);
 	struct tu_run r = SB("exec", "--timeout", "1", "--json", "slow", "--", "sleep", "30");
 	json_t *doc = json_loads(r.out, 0, NULL);
 	cr_assert_not_null(doc, "%s %s", r.out, r.err);
