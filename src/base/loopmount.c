@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
@@ -90,9 +91,48 @@ static int loop_attach(const char *image, struct sb_error *err)
 	return rc < 0 ? SB_ERR_IO : rc;
 }
 
+/* The loop device already on image, as an open fd (it cannot detach while
+ * held), or -1. An earlier mount of the image can outlive its mount point: in
+ * the mount namespace of a process that has not ended yet, or unmounted
+ * lazily while busy. A second device would mount a second file system on
+ * the same blocks, each blind to what the other has not yet written; the
+ * same device mounts the same one. */
+static int loop_find(const char *image)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	struct stat st;
+	int found = -1;
+
+	if (!d || stat(image, &st) < 0) {
+		if (d)
+			closedir(d);
+		return -1;
+	}
+	while (found < 0 && (de = readdir(d))) {
+		struct loop_info64 info;
+		char dev[sizeof("/dev/") + sizeof(de->d_name)];
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
+		int fd = open(dev, O_RDWR | O_CLOEXEC);
+		/* not bound (or going): ENXIO */
+		if (fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &info) == 0 && info.lo_device == st.st_dev &&
+		    info.lo_inode == st.st_ino)
+			found = fd;
+		else if (fd >= 0)
+			close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
 int sb_loop_mount(const char *image, const char *target, struct sb_error *err)
 {
-	int fd = loop_attach(image, err);
+	int fd = loop_find(image);
+
+	if (fd < 0)
+		fd = loop_attach(image, err);
 
 	if (fd < 0)
 		return fd;

@@ -11,8 +11,10 @@
  * missing. */
 int sb_loop_format(const char *image, unsigned long long size, struct sb_error *err);
 /* Mounts the ext4 of image at target (nodev, nosuid) through a free loop
- * device that detaches itself at the unmount. SB_ERR_PREREQ when this host
- * has no loop devices. */
+ * device that detaches itself at the unmount, or through the one image is
+ * still on (an earlier mount that lives on elsewhere: the same file system,
+ * not a second one on its blocks). SB_ERR_PREREQ when this host has no loop
+ * devices. */
 int sb_loop_mount(const char *image, const char *target, struct sb_error *err);
 /* Unmounts path until nothing is mounted there (lazily when busy); nothing
  * mounted is not an error. */

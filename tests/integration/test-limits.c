@@ -3,15 +3,18 @@
  * the sandbox, its other processes and its sessions carry on (and services
  * carry the limit too); what runsc says when a call fails stays in the log. A
  * capped disk (--disk) fills inside with ENOSPC and costs the host no more
- * than its size, comes back after a host restart, and goes with rm. */
+ * than its size, comes back after a host restart (or while an earlier
+ * mount of it lives on elsewhere), and goes with rm. */
 #include "config.h"
 
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "base/fs.h"
 #include "sbfixture.h"
@@ -24,8 +27,14 @@ static void setup(void)
 	sbf_setup(&f, "limits");
 }
 
+/* a process a test keeps a mount namespace with (ended here even when the
+ * test failed before it ended it) */
+static pid_t holder;
+
 static void teardown(void)
 {
+	if (holder > 0)
+		kill(holder, SIGKILL);
 	sbf_teardown(&f);
 }
 
@@ -205,6 +214,64 @@ Test(limits, a_capped_disk_comes_back_after_a_host_restart_and_goes_with_its_for
 	cr_assert(strstr(out, "survives") && strstr(out, "No space left on device"), "%s", out);
 	free(out);
 	cr_assert_eq(disk_view("cap3").length, 24LL << 20);
+	free(disk);
+}
+
+/* How many loop devices are on a sandbox's disk image. */
+static int loops_on(const char *name)
+{
+	char *n = tu_sh_out("grep -lx '%s/sandboxes/%s/disk.img' /sys/block/loop*/loop/backing_file 2>/dev/null | wc -l",
+			    f.dir, name);
+	int count = atoi(n);
+
+	free(n);
+	return count;
+}
+
+static int file_exists(void *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* gone, or reaped now: the holder's shell ended, and the holder may have
+ * come to this process (a subreaper above it) as a zombie */
+static int process_gone(void *pid)
+{
+	waitpid(*(pid_t *)pid, NULL, WNOHANG);
+	return kill(*(pid_t *)pid, 0) < 0;
+}
+
+/* A disk whose earlier mount lives on in another mount namespace (a process
+ * of the sandbox that has not ended yet, or a lazy unmount) is mounted again
+ * through the same loop device: one file system, where a second device would
+ * mount a second one on the same blocks, blind to what the first had not
+ * written yet (a restore once found the upper missing so). */
+Test(limits, a_disk_mounted_elsewhere_is_mounted_again_not_twice)
+{
+	sbf_ok(SB("create", "cap5", "--image", SBF_IMAGE, "--permanent", "--disk", "24m"), "create");
+	free(sbf_sh(&f, NULL, "cap5", "echo kept > /workspace/note", NULL));
+	sbf_ok(SB("stop", "cap5"), "stop");
+	char *pidfile = sb_strdupf("%s/holder.pid", f.dir), *disk = sb_strdupf("%s/sandboxes/cap5/disk", f.dir);
+	/* a mount namespace with its own copy of the disk's mount */
+	cr_assert_eq(tu_sh("unshare -m sh -c 'echo $$ > %s; exec sleep 600' >/dev/null 2>&1 &", pidfile), 0);
+	cr_assert(tu_wait_for(file_exists, pidfile, 10000), "the holder never started");
+	char *text = tu_sh_out("cat %s", pidfile);
+	holder = (pid_t)atoi(text);
+	free(text);
+	cr_assert_gt(holder, 1);
+	cr_assert_eq(tu_sh("umount %s", disk), 0);
+	cr_assert_eq(loops_on("cap5"), 1, "the holder's copy keeps the device");
+	sbf_ok(SB("restore", "cap5"), "restore");
+	cr_assert_eq(loops_on("cap5"), 1, "restore mounted the disk through a second device");
+	char *out = sbf_sh(&f, NULL, "cap5", "cat /workspace/note", NULL);
+	cr_assert(strstr(out, "kept"), "%s", out);
+	free(out);
+	cr_assert_eq(kill(holder, SIGKILL), 0);
+	cr_assert(tu_wait_for(process_gone, &holder, 10000), "the holder did not end");
+	holder = 0;
+	free(pidfile);
 	free(disk);
 }
 
