@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "base/clock.h"
 #include "base/fs.h"
 #include "base/generation.h"
 #include "sandbox/gc.h"
@@ -187,6 +189,23 @@ static void sweep_temps(struct gc *g, const char *dir, const char *name)
 	}
 }
 
+/* how long a sandbox whose resume failed may take to end */
+#define GONE_WAIT_MS 3000
+
+/* Whether b's sandbox is gone, or goes within ms. */
+static int gone_within(struct sb_box *b, int ms)
+{
+	long long deadline = sb_clock_monotonic_ms() + ms;
+
+	while (sb_box_gone(b) == SB_ALIVE) {
+		struct timespec ts = { 0, 10000000 };
+		if (sb_clock_monotonic_ms() > deadline)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
 /* A pause or resume that died between the runtime and the record: the
  * container is frozen or not; it carries on running either way. */
 static void reconcile_freeze(struct gc *g, struct sb_box *b, const char *status)
@@ -196,10 +215,19 @@ static void reconcile_freeze(struct gc *g, struct sb_box *b, const char *status)
 
 	if (frozen == (b->rec.state == SB_STATE_PAUSED))
 		return;
-	struct sb_gc_item *it = add_item(g, "sandbox", b->rec.name, N_("resumed: a pause or resume was interrupted"));
-	if (g->dry_run || sb_box_backend(b, &e) < 0)
+	if (g->dry_run || sb_box_backend(b, &e) < 0) {
+		add_item(g, "sandbox", b->rec.name, N_("resumed: a pause or resume was interrupted"));
 		return;
+	}
 	int rc = frozen ? b->be->resume(b->be_state, sb_box_target(b), &e) : 0;
+	/* one that did not live through its resume (a build killed between
+	 * its commit's pause and resume left one that ended at the resume,
+	 * with runsc's own resume too) */
+	if (rc < 0 && gone_within(b, GONE_WAIT_MS)) {
+		settle_gone(g, b);
+		return;
+	}
+	struct sb_gc_item *it = add_item(g, "sandbox", b->rec.name, N_("resumed: a pause or resume was interrupted"));
 	if (rc == 0)
 		rc = sb_record_transition_as(g->root, &b->rec, SB_STATE_RUNNING, _("a pause or resume was interrupted: running"),
 					     SB_TIMELINE_SANDBENCH, &e);
@@ -326,8 +354,9 @@ static void sweep_network(struct gc *g)
 	free(orphans);
 }
 
-/* The folders of the state root that hold files sb_fs_replace writes. */
-static const char *const root_dirs[] = { ".", "images", "network" };
+/* The folders of the state root that hold files sb_fs_replace writes (in
+ * runsc's: the state files that pause and resume without the CLI edit). */
+static const char *const root_dirs[] = { ".", "images", "images/build-cache", "network", "runsc" };
 
 int sb_gc(struct sb_gc_item **items, size_t *count, struct sb_root *root, unsigned flags, struct sb_error *err)
 {

@@ -6,7 +6,9 @@
  * brings the root back to a state where ls, inspect and a new create work,
  * with no leaked runsc container, mount, cgroup, process or temp file, and
  * the permanent sandbox's workspace is never lost. Each suite prints its row
- * of the matrix (points, and the strikes survived of each kind). */
+ * of the matrix (points, and the strikes survived of each kind). Commands:
+ * create (plain and with a capped disk), exec, session start, stop,
+ * restore, rm, gc, fork, commit, image import, build and pull. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -18,12 +20,15 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "regfixture.h"
 #include "sandbox/sandbox.h"
 #include "sbfixture.h"
 #include "testutil.h"
 
 static struct sbf f;
 static char *image_tar;   /* a rootfs tar to import: the busybox image's tree */
+static char *build_ctx;   /* a build's context: a Dockerfile and a file it copies */
+static char *pull_ref;    /* the busybox image in the suite's docker-registry */
 
 static void setup(void)
 {
@@ -36,7 +41,25 @@ static void teardown(void)
 		unlink(image_tar);
 	free(image_tar);
 	image_tar = NULL;
+	if (build_ctx)
+		tu_remove(build_ctx);
+	free(build_ctx);
+	build_ctx = NULL;
+	free(pull_ref);
+	pull_ref = NULL;
 	sbf_teardown(&f);
+}
+
+static void pull_setup(void)
+{
+	setup();
+	rf_setup();
+}
+
+static void pull_teardown(void)
+{
+	rf_teardown();
+	teardown();
 }
 
 static void make_image_tar(void)
@@ -49,7 +72,18 @@ static void make_image_tar(void)
 		     0, "cannot make the image tar");
 }
 
+static void make_build_ctx(void)
+{
+	build_ctx = sb_strdupf("%s.ctx", f.dir);
+	cr_assert_not_null(build_ctx);
+	cr_assert_eq(tu_sh("set -e; mkdir -p '%s'; echo copied > '%s/f'; "
+			   "printf 'FROM %s\\nRUN echo built > /built\\nCOPY f /f\\n' > '%s/Dockerfile'",
+			   build_ctx, build_ctx, SBF_IMAGE, build_ctx),
+		     0, "cannot make the build's context");
+}
+
 TestSuite(faults, .init = setup, .fini = teardown, .timeout = 1800);
+TestSuite(faults_pull, .init = pull_setup, .fini = pull_teardown, .timeout = 1800);
 
 #define SB(...) tu_sandbench(f.dir, NULL, __VA_ARGS__, NULL)
 
@@ -61,6 +95,7 @@ struct scenario {
 	const char *argv[8];     /* the command struck */
 	int removes;             /* the command removes "m" (its workspace goes) */
 	const char *made;        /* an image the command makes: removed after each strike */
+	int progress;            /* its stderr has progress lines before the error (build) */
 };
 
 /* The sandbox "m" in the state asked for, with a file in its workspace. */
@@ -96,6 +131,19 @@ static long points_reached(const char *log)
 	return v;
 }
 
+/* "@tar": the image tar; "@ctx": the build's context; "@ref": the image in
+ * the registry; any other word as it is. */
+static const char *subst(const char *word)
+{
+	if (word && !strcmp(word, "@tar"))
+		return image_tar;
+	if (word && !strcmp(word, "@ctx"))
+		return build_ctx;
+	if (word && !strcmp(word, "@ref"))
+		return pull_ref;
+	return word;
+}
+
 /* The command with SANDBENCH_FAULT=at:mode (at 0: none), its fault log
  * counting the points it reached. */
 static struct tu_run strike(const struct scenario *s, long at, const char *mode, long *reached)
@@ -105,12 +153,10 @@ static struct tu_run strike(const struct scenario *s, long at, const char *mode,
 	const char *env[] = { fault, logenv, NULL }, *a[8];
 
 	/* "@" in the command stands for a name never used before (a session, a
-	 * fork), "@tar" for the image tar of the suite */
+	 * fork), the other "@" words for what the suite made (subst) */
 	snprintf(fresh, sizeof(fresh), "s%u", ++serial);
-	for (int i = 0; i < 8; i++) {
-		a[i] = s->argv[i] && !strcmp(s->argv[i], "@") ? fresh : s->argv[i];
-		a[i] = a[i] && !strcmp(a[i], "@tar") ? image_tar : a[i];
-	}
+	for (int i = 0; i < 8; i++)
+		a[i] = s->argv[i] && !strcmp(s->argv[i], "@") ? fresh : subst(s->argv[i]);
 
 	cr_assert_not_null(log);
 	unlink(log);
@@ -155,15 +201,16 @@ static void assert_recovered(const struct scenario *s, const char *when)
 	/* what the strike made besides m (forks, images) goes, so that the next
 	 * starts alike */
 	if (s->made) {
+		const char *made = subst(s->made);
 		/* no half image: if it is listed, a sandbox starts from it */
-		r = SB("image", "inspect", s->made);
+		r = SB("image", "inspect", made);
 		if (r.status == 0) {
-			sbf_ok(SB("create", "probe", "--image", s->made, "--temporary"), when);
+			sbf_ok(SB("create", "probe", "--image", made, "--temporary"), when);
 			free(sbf_sh(&f, NULL, "probe", "true", NULL));
 			sbf_ok(SB("rm", "-f", "probe"), when);
 		}
 		tu_run_free(&r);
-		r = SB("image", "rm", s->made);
+		r = SB("image", "rm", made);
 		tu_run_free(&r);
 		sbf_ok(SB("image", "prune"), when);
 	}
@@ -176,11 +223,16 @@ static void assert_recovered(const struct scenario *s, const char *when)
 	sb_sandbox_list_free(list, n);
 }
 
-/* Exactly one line, from sandbench, and not a raw diagnostic of runsc. */
-static void assert_one_line(const struct tu_run *r, const char *when)
+/* Exactly one line, from sandbench, and not a raw diagnostic of runsc
+ * (after the progress lines of a command that prints them: "Step N/M"). */
+static void assert_one_line(const struct tu_run *r, int progress, const char *when)
 {
-	const char *nl = strchr(r->err, '\n');
-	cr_assert(!strncmp(r->err, "sandbench: ", 11) && nl && !nl[1], "%s: not one clear line:\n%s", when, r->err);
+	const char *line = r->err;
+
+	while (progress && !strncmp(line, "Step ", 5) && strchr(line, '\n'))
+		line = strchr(line, '\n') + 1;
+	const char *nl = strchr(line, '\n');
+	cr_assert(!strncmp(line, "sandbench: ", 11) && nl && !nl[1], "%s: not one clear line:\n%s", when, r->err);
 }
 
 static void run_matrix(const struct scenario *s)
@@ -211,7 +263,7 @@ static void run_matrix(const struct scenario *s)
 			if (m == 0)
 				cr_assert_eq(r.status, 128 + 9, "%s: not killed (status %d): %s", when, r.status, r.err);
 			else if (r.status != 0)
-				assert_one_line(&r, when);
+				assert_one_line(&r, s->progress, when);
 			tu_run_free(&r);
 			assert_recovered(s, when);
 			survived[m]++;
@@ -234,6 +286,10 @@ static const struct scenario scenarios[] = {
 	{ "commit", PRE_STOPPED, { "commit", "m", "localhost/fault:commit" }, 0, "localhost/fault:commit" },
 	{ "image import", PRE_NONE, { "image", "import", "@tar", "--name", "localhost/fault:import" }, 0,
 	  "localhost/fault:import" },
+	/* every step again (no cache): a RUN in a sandbox of its own, a COPY, the commit */
+	{ "image build", PRE_NONE, { "image", "build", "-t", "localhost/fault:build", "--no-cache", "@ctx" }, 0,
+	  "localhost/fault:build", 1 },
+	{ "image pull", PRE_NONE, { "image", "pull", "--insecure", "--quiet", "@ref" }, 0, "@ref" },
 };
 
 Test(faults, create) { run_matrix(&scenarios[0]); }
@@ -250,4 +306,19 @@ Test(faults, image_import)
 {
 	make_image_tar();
 	run_matrix(&scenarios[10]);
+}
+
+Test(faults, image_build)
+{
+	make_build_ctx();
+	run_matrix(&scenarios[11]);
+}
+
+/* from Debian's docker-registry on 127.0.0.1 (tests/regfixture.c) */
+Test(faults_pull, image_pull)
+{
+	rf_start_registry(NULL);
+	rf_push("busybox", "sb/busybox:latest", NULL);
+	pull_ref = rf_ref_at(rf.port, "sb/busybox");
+	run_matrix(&scenarios[12]);
 }
