@@ -40,7 +40,7 @@ int sb_log_fd(void)
 char *sb_log_decimal(char buf[SB_LOG_DECIMAL], long long v)
 {
 	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
-	char *p = buf + SB_LOG_DECIMAL - 1;
+	char *p = &buf[SB_LOG_DECIMAL - 1];
 
 	*p = '\0';
 	do
