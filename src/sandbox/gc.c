@@ -220,9 +220,9 @@ static void reconcile_freeze(struct gc *g, struct sb_box *b, const char *status)
 		return;
 	}
 	int rc = frozen ? b->be->resume(b->be_state, sb_box_target(b), &e) : 0;
-	/* one that did not live through its resume (a build killed between
-	 * its commit's pause and resume left one that ended at the resume,
-	 * with runsc's own resume too) */
+	/* one that did not live through its resume: a resume killed between
+	 * its call and runsc's status left it running but "paused", and a
+	 * second resume panics the sentry (docs/pause.md) */
 	if (rc < 0 && gone_within(b, GONE_WAIT_MS)) {
 		settle_gone(g, b);
 		return;
