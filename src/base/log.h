@@ -9,7 +9,7 @@ void sb_log_set(FILE *f);
 /* Opens $SANDBENCH_LOG for appending when it is set; returns 0 or -errno. */
 int sb_log_from_env(void);
 /* The log's file descriptor, -1 when there is no log (a forked child that
- * closes what exec would keeps it). */
+ * closes what exec would keeps it); async-signal-safe. */
 int sb_log_fd(void);
 void sb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* sb_log for a forked child of a process with threads, where a lock of

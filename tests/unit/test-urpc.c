@@ -484,7 +484,7 @@ static struct quick_run quick_against(enum quick_play play)
 
 	cr_assert(log && args);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	struct sb_runsc_quick q = { .id = "sb-1", .ipid_file = ipid, .sock = sv[1], .log_fd = fileno(log),
+	struct sb_runsc_quick q = { .id = "sb-1", .ipid_file = ipid, .sock = sv[1],
 				    .lock_fd = open(dir, O_RDONLY | O_CLOEXEC) };
 	cr_assert_eq(sb_urpc_encode(&q.signal_req, "containerManager.Signal", NULL, NULL), 0);
 	cr_assert_eq(sb_urpc_encode(&q.exec_req, "containerManager.ExecuteAsync", args, NULL), 0);

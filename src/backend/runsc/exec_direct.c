@@ -114,7 +114,7 @@ int sb_runsc_quick_init(struct sb_runsc_quick *q, const struct sb_runsc *rs, con
 	const char *why = args ? sb_runsc_direct_open(&d, rs, build, "running", "running")
 			       : "a process this path does not take";
 
-	*q = (struct sb_runsc_quick){ .id = id, .ipid_file = ipid_file, .sock = -1, .lock_fd = -1, .log_fd = sb_log_fd() };
+	*q = (struct sb_runsc_quick){ .id = id, .ipid_file = ipid_file, .sock = -1, .lock_fd = -1 };
 	if (!why)
 		why = encode(q, args);
 	json_decref(args);
@@ -216,7 +216,7 @@ static void close_as_exec_would(const struct sb_runsc_quick *q)
 			for (const char *c = de->d_name; *c >= '0' && *c <= '9' && fd < INT_MAX / 10; c++)
 				fd = fd * 10 + (*c - '0');
 			int flags = fd > 2 ? fcntl(fd, F_GETFD) : -1;
-			if (fd != dir && fd != q->log_fd && fd != q->sock && fd != q->lock_fd && flags >= 0 &&
+			if (fd != dir && fd != sb_log_fd() && fd != q->sock && fd != q->lock_fd && flags >= 0 &&
 			    (flags & FD_CLOEXEC))
 				close(fd);
 		}

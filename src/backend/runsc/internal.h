@@ -125,7 +125,7 @@ int sb_runsc_freeze_direct(struct sb_runsc *rs, const char *build, const struct 
 struct sb_runsc_quick {
 	const char *id;
 	const char *ipid_file;           /* where the pid inside goes, as with --internal-pid-file */
-	int sock, lock_fd, log_fd;       /* the control socket and runsc's lock, for the child */
+	int sock, lock_fd;               /* the control socket and runsc's lock, for the child */
 	char *signal_req, *exec_req;     /* the requests, encoded */
 	char *wait_head;                 /* WaitPID's request up to the pid */
 };
@@ -174,7 +174,7 @@ int sb_urpc_call(struct sb_urpc_reply *out, int *sent, int fd, const char *metho
 /* The same with an encoded request (sb_urpc_encode) and a reply buffer of
  * SB_URPC_REPLY_MAX bytes, async-signal-safe (no allocation, no locale: the
  * forked child of a process with threads calls it, exec_direct.c): 0 or a
- * failure below, with errno for SB_URPC_IO. send and recv are its halves. */
+ * failure below, with errno for SB_URPC_IO. */
 enum {
 	SB_URPC_IO = -1,                 /* the socket failed (errno) */
 	SB_URPC_TIMEOUT = -2,            /* the deadline passed */
@@ -185,8 +185,6 @@ enum {
 };
 int sb_urpc_exchange(struct sb_urpc_reply *out, int *sent, int fd, const char *req, const int *files,
 		     size_t n_files, long long deadline, char *buf);
-int sb_urpc_send(int *sent, int fd, const char *req, size_t len, const int *files, size_t n_files, long long deadline);
-int sb_urpc_recv(char *buf, size_t cap, size_t *len, int fd, long long deadline);
 /* Where the user finds what runsc said when a call failed: its own words go
  * to sandbench's log, never into a message. */
 const char *sb_runsc_log_hint(void);

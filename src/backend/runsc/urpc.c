@@ -362,7 +362,8 @@ static ssize_t send_first(int fd, const char *data, size_t len, const int *files
 	return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-int sb_urpc_send(int *sent, int fd, const char *req, size_t len, const int *files, size_t n_files, long long deadline)
+static int urpc_send(int *sent, int fd, const char *req, size_t len, const int *files, size_t n_files,
+		     long long deadline)
 {
 	size_t off = 0;
 
@@ -386,7 +387,7 @@ int sb_urpc_send(int *sent, int fd, const char *req, size_t len, const int *file
 	return 0;
 }
 
-int sb_urpc_recv(char *buf, size_t cap, size_t *len, int fd, long long deadline)
+static int urpc_recv(char *buf, size_t cap, size_t *len, int fd, long long deadline)
 {
 	size_t have = 0, end;
 	int rc;
@@ -426,11 +427,11 @@ int sb_urpc_exchange(struct sb_urpc_reply *out, int *sent, int fd, const char *r
 		     size_t n_files, long long deadline, char *buf)
 {
 	size_t len;
-	int rc = sb_urpc_send(sent, fd, req, strlen(req), files, n_files, deadline);
+	int rc = urpc_send(sent, fd, req, strlen(req), files, n_files, deadline);
 
 	memset(out, 0, sizeof(*out));
 	if (rc == 0)
-		rc = sb_urpc_recv(buf, SB_URPC_REPLY_MAX, &len, fd, deadline);
+		rc = urpc_recv(buf, SB_URPC_REPLY_MAX, &len, fd, deadline);
 	if (rc == 0 && sb_urpc_decode(out, buf, len) < 0)
 		rc = SB_URPC_FORMAT;
 	return rc;
