@@ -128,6 +128,11 @@ void sb_proc_reap_orphans(void)
 
 	if (!subreaper)
 		return;
+	/* a loop calls this every turn: one look (the zombie is left as it is)
+	 * tells whether there is anything to reap at all */
+	siginfo_t si = { 0 };
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+		return;
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
 	if (!(f = fopen(path, "re")))
 		return;
