@@ -181,7 +181,7 @@ static struct http_session *new_session(struct http *h)
 	}
 	if (!(s = calloc(1, sizeof(*s))))
 		return NULL;
-	s->s = (struct mcp_session){ .srv = h->srv, .emit = emit, .transport = h, .worker_null = { -1, -1 } };
+	s->s = (struct mcp_session){ .srv = h->srv, .emit = emit, .transport = h };
 	if (mcp_random_hex(s->s.id, 16, NULL) < 0) {
 		free(s);
 		return NULL;
@@ -467,11 +467,12 @@ static int serve_loop(struct http *h, int epfd, volatile int *stop)
 		int ready = poll(pfd, (nfds_t)n, ms);
 		if (ready < 0 && errno != EINTR)
 			return -errno;
-		if (ready == 0)
-			mcp_calls_idle(h->srv);
 		sb_proc_reap_orphans();
 		mcp_calls_service(h->srv);
 		MHD_run(h->d);
+		/* idle once every request is answered whole, its last chunk sent */
+		if (!h->exchanges)
+			mcp_calls_idle(h->srv);
 	}
 	return 0;
 }
@@ -483,8 +484,12 @@ int sb_mcp_serve_http(struct sb_mcp_server *srv, const char *listen, const char 
 	char url[160];
 	int fd, rc;
 
-	if ((rc = sb_mhd_load(err)) < 0 || (rc = mcp_listen(&fd, url, sizeof(url), &h.is_unix, listen, err)) < 0)
+	/* before libmicrohttpd and the listener: the workers' pages are few */
+	mcp_spawner_start(srv, (int[2]){ -1, -1 });
+	if ((rc = sb_mhd_load(err)) < 0 || (rc = mcp_listen(&fd, url, sizeof(url), &h.is_unix, listen, err)) < 0) {
+		mcp_spawner_stop(srv);
 		return rc;
+	}
 	h.d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, &h,
 			       MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &h,
 			       MHD_OPTION_CONNECTION_LIMIT, (unsigned)128, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
@@ -511,6 +516,7 @@ int sb_mcp_serve_http(struct sb_mcp_server *srv, const char *listen, const char 
 	if (h.is_unix)
 		unlink(listen + 5);
 	mcp_calls_wait(srv);
+	mcp_spawner_stop(srv);
 	if (rc < 0)
 		return sb_error_errno(err, SB_ERR_IO, -rc, _("the MCP server's poll failed"));
 	return 0;

@@ -27,9 +27,8 @@
 #define MCP_MAX_SUBS 64
 /* the pollfds of the calls (a result pipe and a log pipe each) and of the subscriptions */
 #define MCP_MAX_POLLFDS (2 * MCP_MAX_CALLS + MCP_MAX_SUBS)
-/* the spare for the next call is forked once the loop has been idle this
- * long: a fork right after a dispatch would hold up a short call's answer */
-#define MCP_SPARE_IDLE_MS 1
+/* the server's descriptors below this that its spawner keeps (spawner.c) */
+#define MCP_SPAWN_FD_MAX 1024
 /* a cancelled worker ends on SIGTERM within this, or is killed */
 #define MCP_CANCEL_GRACE_MS 5000
 
@@ -63,9 +62,6 @@ struct mcp_session {
 	int notify;
 	mcp_emit_fn emit;
 	void *transport;                 /* the transport's own state */
-	/* the transport's fds a worker must not hold (stdio: the client's pipes,
-	 * which would stay open while a worker runs on); -1: none */
-	int worker_null[2];
 };
 
 /* A tools/call running in a forked worker. */
@@ -75,7 +71,7 @@ struct mcp_call {
 	void *origin;
 	json_t *id;                      /* the request's id */
 	json_t *progress_token;          /* NULL: no progress asked */
-	pid_t pid;
+	int pidfd;                       /* the worker's */
 	int fd;                          /* the worker's result pipe */
 	int log_fd;                      /* its log's pipe (logging at debug), else -1 */
 	struct sb_buf out, log;          /* out: the worker's notes (lines), then its result */
@@ -92,9 +88,8 @@ struct mcp_call {
 
 /* A worker forked before its call (worker.c): it waits on its request pipe. */
 struct mcp_spare {
-	pid_t pid;                       /* 0: none */
+	int pidfd;                       /* -1: none */
 	int req_fd, res_fd, log_fd;      /* the request's write end, the result's and the log's read ends */
-	int null[2];                     /* the worker_null it was forked with */
 };
 
 /* the public flags (mcp.h) under the module's own names */
@@ -149,8 +144,14 @@ struct sb_mcp_server {
 	struct mcp_call *calls;
 	struct mcp_spare spare;          /* the next call's worker */
 	int spare_wanted;                /* fork one when the loop is idle */
-	int spare_null[2];               /* ... for sessions with these worker_null */
-	pid_t exiting[MCP_MAX_CALLS];    /* workers that answered, not reaped yet */
+	pid_t spawner_pid;               /* the workers' fork server (spawner.c) */
+	int spawner_fd;                  /* its socket; -1: none running */
+	/* the transport's fds no worker holds (stdio: the client's pipes, which
+	 * would stay open while a worker runs on); -1: none */
+	int spawn_null[2];
+	unsigned char spawn_fds[MCP_SPAWN_FD_MAX / 8];  /* what the server held when serving started */
+	int spawn_fds_known;
+	int exiting[MCP_MAX_CALLS];      /* pidfds of workers that answered and may not have ended */
 	size_t n_exiting;
 	struct mcp_sub *subs;            /* resource subscriptions (resources.c) */
 };
@@ -276,9 +277,29 @@ void mcp_calls_service(struct sb_mcp_server *srv);
 int mcp_calls_timeout(const struct sb_mcp_server *srv);
 /* Ends the spare worker, then waits for every call's worker to end (after they were cancelled). */
 void mcp_calls_wait(struct sb_mcp_server *srv);
-/* The transport's poll timed out (nothing to serve): forks the spare if one is wanted. */
+/* The transport has nothing in hand (every answer sent whole): forks the
+ * spare if one is wanted and no call runs. */
 void mcp_calls_idle(struct sb_mcp_server *srv);
-/* Ends the spare worker (it exits without a call). */
+/* Ends the spare worker (it exits without a call) and waits for its end. */
 void mcp_spare_end(struct sb_mcp_server *srv);
+/* A worker's life (in the spawner's child): waits on req_fd for its one call
+ * (none: the server ended), runs it, writes the result to fd and closes it
+ * before exiting, so that the server has its answer without waiting for the
+ * exit. log_fd: its log lines, when the call asks for them. */
+void mcp_worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_fd) __attribute__((noreturn));
+
+/* spawner.c: the workers' fork server. Started when a transport starts
+ * serving, with the transport's fds that no worker may hold (-1: none); 0,
+ * or -1 with errno. */
+int mcp_spawner_start(struct sb_mcp_server *srv, const int null[2]);
+/* Starts it where none runs (first use, or it died): before the pipes of a
+ * worker exist, which it must not hold. 0, or -1. */
+int mcp_spawner_ready(struct sb_mcp_server *srv);
+/* Ends it and waits for it. */
+void mcp_spawner_stop(struct sb_mcp_server *srv);
+/* A worker on these pipe ends (request read end, result and log write
+ * ends; this process keeps its own copies): its pidfd; -1 when the fork
+ * failed, -2 when the spawner is gone (stopped then). */
+int mcp_spawn(struct sb_mcp_server *srv, const int fds[3]);
 
 #endif

@@ -67,6 +67,8 @@ int sb_mcp_server_new(struct sb_mcp_server **out, struct sb_root *root, const st
 	if (!srv)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	srv->root = root;
+	srv->spare.pidfd = srv->spawner_fd = -1;
+	srv->spawn_null[0] = srv->spawn_null[1] = -1;
 	snprintf(srv->owner, sizeof(srv->owner), "%s", opts->owner ? opts->owner : "mcp");
 	srv->readonly = opts->readonly;
 	srv->allow_remove_any = opts->allow_remove_any;
@@ -90,6 +92,7 @@ void sb_mcp_server_free(struct sb_mcp_server *srv)
 	if (!srv)
 		return;
 	mcp_spare_end(srv);
+	mcp_spawner_stop(srv);
 	for (size_t i = 0; i < srv->n_mounts; i++)
 		free((char *)srv->mounts[i].host);
 	free(srv->mounts);

@@ -71,10 +71,9 @@ static int serve_loop(struct mcp_session *s, int in_fd, volatile int *stop, stru
 		int ready = poll(pfd, (nfds_t)n, mcp_calls_timeout(srv));
 		if (ready < 0 && errno != EINTR)
 			break;
-		if (ready == 0)
-			mcp_calls_idle(srv);
 		sb_proc_reap_orphans();
 		mcp_calls_service(srv);
+		mcp_calls_idle(srv);
 		mcp_subs_service(srv);
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -108,12 +107,15 @@ static int serve_loop(struct mcp_session *s, int in_fd, volatile int *stop, stru
 int sb_mcp_serve_stdio(struct sb_mcp_server *srv, int in_fd, int out_fd, volatile int *stop, struct sb_error *err)
 {
 	struct stdio_transport t = { .out_fd = out_fd };
-	struct mcp_session s = { .srv = srv, .emit = emit, .transport = &t, .worker_null = { in_fd, out_fd }, .notify = 1 };
+	struct mcp_session s = { .srv = srv, .emit = emit, .transport = &t, .notify = 1 };
+	/* no worker holds the client's pipes (one that runs on would keep them open) */
+	mcp_spawner_start(srv, (int[2]){ in_fd, out_fd });
 	int rc = serve_loop(&s, in_fd, stop, err);
 
 	/* the client is gone: its calls end with it */
 	mcp_calls_drop(&s);
 	mcp_resource_unsubscribe(&s, NULL);
 	mcp_calls_wait(srv);
+	mcp_spawner_stop(srv);
 	return rc;
 }

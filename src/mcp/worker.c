@@ -1,13 +1,12 @@
 #include "config.h"
 
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -26,10 +25,11 @@
  * which interrupts the library's running program (sb_proc_interrupt), and its
  * command is killed inside the sandbox too.
  *
- * The worker is forked before the call comes (the spare): a call writes its
- * tool and arguments down the spare's request pipe and a new spare is forked
- * after, off the call's path. A worker still serves one call only, so a
- * crash or a cancel costs that call alone. */
+ * The worker is forked before the call comes (the spare), by the spawner
+ * (spawner.c), not by the server: a call writes its tool and arguments down
+ * the spare's request pipe, and the next spare is forked once the server has
+ * nothing in hand. A worker still serves one call only, so a crash or a
+ * cancel costs that call alone. */
 
 /* the request a spare reads, {"tool": NAME, "args": {...}, "log": BOOL}: more
  * than any message a transport takes (a stdio line: 4 MiB) */
@@ -39,25 +39,6 @@ static void on_term(int sig)
 {
 	(void)sig;
 	sb_proc_interrupt(1);
-}
-
-/* A worker holds none of the server's sockets (HTTP connections, the
- * subscriptions' holder connections): their ends close when the server
- * closes them, however long a spare waits. */
-static void close_sockets(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	struct stat st;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name);
-		if (fd > 2 && fd != dirfd(d) && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
-			close(fd);
-	}
-	closedir(d);
 }
 
 static json_t *read_request(int fd)
@@ -78,17 +59,13 @@ static json_t *read_request(int fd)
 	return req;
 }
 
-/* The spare's life: waits for its one call (none: the server ended), runs it,
- * writes the result and closes the pipe before exiting, so that the server
- * has its answer without waiting for the exit. */
-static void worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_fd)
+void mcp_worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_fd)
 {
 	struct sigaction sa = { .sa_handler = on_term };
 
 	/* no SA_RESTART: the library's waits see EINTR and the flag */
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	close_sockets();
 	/* runsc's orphans of this call are reaped here, not left to the server */
 	sb_sandbox_process_init(NULL);
 	json_t *req = read_request(req_fd);
@@ -110,6 +87,9 @@ static void worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_f
 	close(fd);
 	if (log)
 		(void)fclose(log); /* the log is the channel a failure would go to */
+	/* the answer is out: this process's teardown waits for an idle CPU, so
+	 * that the server and its client have theirs first */
+	sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){ 0 });
 	_exit(text ? 0 : 1);
 }
 
@@ -120,59 +100,55 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
-/* Forks the spare for calls of sessions with these worker_null fds. */
-static int spare_fork(struct sb_mcp_server *srv, const int worker_null[2])
+/* Has the spawner fork the spare; a spawner that is gone is started again, once. */
+static int spare_fork(struct sb_mcp_server *srv)
 {
-	int rq[2] = { -1, -1 }, res[2] = { -1, -1 }, lp[2] = { -1, -1 };
+	int pidfd = -2;
 
-	if (pipe2(rq, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(lp, O_CLOEXEC) < 0) {
-		close_pair(rq);
-		close_pair(res);
-		close_pair(lp);
-		return SB_ERR_IO;
+	for (int tries = 0; tries < 2 && pidfd == -2; tries++) {
+		int rq[2] = { -1, -1 }, res[2] = { -1, -1 }, lp[2] = { -1, -1 };
+		if (mcp_spawner_ready(srv) < 0)
+			return SB_ERR_IO;
+		if (pipe2(rq, O_CLOEXEC) == 0 && pipe2(res, O_CLOEXEC) == 0 && pipe2(lp, O_CLOEXEC) == 0)
+			pidfd = mcp_spawn(srv, (int[3]){ rq[0], res[1], lp[1] });
+		else
+			pidfd = -1;
+		close_pair((int[2]){ rq[0], res[1] });
+		close_pair((int[2]){ lp[1], -1 });
+		if (pidfd >= 0) {
+			srv->spare = (struct mcp_spare){ .pidfd = pidfd, .req_fd = rq[1], .res_fd = res[0], .log_fd = lp[0] };
+			return 0;
+		}
+		close_pair((int[2]){ rq[1], res[0] });
+		close_pair((int[2]){ lp[0], -1 });
 	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(rq[1]);
-		close(res[0]);
-		close(lp[0]);
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int i = 0; i < 2 && null >= 0; i++)
-			if (worker_null[i] >= 0)
-				dup2(null, worker_null[i]);
-		if (null >= 0)
-			close(null);
-		worker_main(srv, rq[0], res[1], lp[1]);
-	}
-	close(rq[0]);
-	close(res[1]);
-	close(lp[1]);
-	if (pid < 0) {
-		close(rq[1]);
-		close(res[0]);
-		close(lp[0]);
-		return SB_ERR_IO;
-	}
-	sb_proc_keep(pid, 1);
-	srv->spare = (struct mcp_spare){ .pid = pid, .req_fd = rq[1], .res_fd = res[0], .log_fd = lp[0],
-					 .null = { worker_null[0], worker_null[1] } };
-	return 0;
+	return SB_ERR_IO;
+}
+
+/* Waits for a worker's end (its pidfd readable); block 0: only looks. 1 when it has ended. */
+static int worker_ended(int pidfd, int block)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	int n;
+
+	while ((n = poll(&p, 1, block ? -1 : 0)) < 0 && errno == EINTR)
+		;
+	return n != 0;
 }
 
 void mcp_spare_end(struct sb_mcp_server *srv)
 {
 	struct mcp_spare *sp = &srv->spare;
 
-	if (sp->pid <= 0)
+	if (sp->pidfd < 0)
 		return;
 	/* the request pipe's end without a request: the spare exits */
 	close(sp->req_fd);
 	close(sp->res_fd);
 	close(sp->log_fd);
-	while (waitpid(sp->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	sb_proc_keep(sp->pid, 0);
-	sp->pid = 0;
+	worker_ended(sp->pidfd, 1);
+	close(sp->pidfd);
+	sp->pidfd = -1;
 }
 
 int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const json_t *progress_token,
@@ -186,19 +162,16 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 		n++;
 	if (n >= MCP_MAX_CALLS)
 		return SB_ERR_LIMIT;
-	/* a spare made for another transport's fds is not this session's */
-	if (srv->spare.pid > 0 && (srv->spare.null[0] != s->worker_null[0] || srv->spare.null[1] != s->worker_null[1]))
-		mcp_spare_end(srv);
 	json_t *req = json_pack("{s:s, s:O, s:b}", "tool", tool->name, "args", args, "log", mcp_log_wanted(s, 0));
 	char *text = req ? sb_json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
-	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pid <= 0 && spare_fork(srv, s->worker_null) < 0)) {
+	if (!text || !(c = calloc(1, sizeof(*c))) || (srv->spare.pidfd < 0 && spare_fork(srv) < 0)) {
 		free(text);
 		free(c);
 		return SB_ERR_IO;
 	}
 	struct mcp_spare sp = srv->spare;
-	srv->spare.pid = 0;
+	srv->spare.pidfd = -1;
 	/* a spare that died before its call: the result pipe's end says so ("no result") */
 	sb_fs_write_all(sp.req_fd, text, strlen(text));
 	free(text);
@@ -212,37 +185,35 @@ int mcp_call_start(struct mcp_session *s, void *origin, const json_t *id, const 
 	}
 	*c = (struct mcp_call){
 		.next = srv->calls, .sess = s, .origin = origin, .id = json_deep_copy(id),
-		.progress_token = progress_token ? json_deep_copy(progress_token) : NULL, .pid = sp.pid, .fd = sp.res_fd,
+		.progress_token = progress_token ? json_deep_copy(progress_token) : NULL, .pidfd = sp.pidfd, .fd = sp.res_fd,
 		.log_fd = sp.log_fd, .flags = tool->flags, .tool = tool->name, .next_progress = sb_clock_monotonic_ms() + MCP_PROGRESS_MS,
 	};
 	srv->calls = c;
 	/* the next call's worker, once the loop is idle (mcp_calls_idle) */
 	srv->spare_wanted = 1;
-	memcpy(srv->spare_null, s->worker_null, sizeof(srv->spare_null));
 	return 0;
 }
 
 void mcp_calls_idle(struct sb_mcp_server *srv)
 {
+	if (srv->calls)
+		return;
 	/* one try: a fork that fails is tried again by the next call itself */
-	if (srv->spare_wanted && srv->spare.pid <= 0)
-		spare_fork(srv, srv->spare_null);
+	if (srv->spare_wanted && srv->spare.pidfd < 0)
+		spare_fork(srv);
 	srv->spare_wanted = 0;
 }
 
-/* Reaps the workers that answered and have exited since; block: waits for them all. */
-static void reap_exited(struct sb_mcp_server *srv, int block)
+/* Forgets the workers that answered and have ended since; block: waits for them all. */
+static void drop_ended(struct sb_mcp_server *srv, int block)
 {
 	size_t kept = 0;
 
 	for (size_t i = 0; i < srv->n_exiting; i++) {
-		pid_t pid = srv->exiting[i], got;
-		while ((got = waitpid(pid, NULL, block ? 0 : WNOHANG)) < 0 && errno == EINTR)
-			;
-		if (got == 0)
-			srv->exiting[kept++] = pid;
+		if (worker_ended(srv->exiting[i], block))
+			close(srv->exiting[i]);
 		else
-			sb_proc_keep(pid, 0);
+			srv->exiting[kept++] = srv->exiting[i];
 	}
 	srv->n_exiting = kept;
 }
@@ -256,9 +227,9 @@ static void call_free(struct sb_mcp_server *srv, struct mcp_call *c)
 	/* EOF: the worker is exiting. Not waited for here: its teardown would
 	 * hold up the next request; the loop reaps it (reap_exited). */
 	if (srv->n_exiting == MCP_MAX_CALLS)
-		reap_exited(srv, 1);
-	srv->exiting[srv->n_exiting++] = c->pid;
-	reap_exited(srv, 0);
+		drop_ended(srv, 1);
+	srv->exiting[srv->n_exiting++] = c->pidfd;
+	drop_ended(srv, 0);
 	json_decref(c->id);
 	json_decref(c->progress_token);
 	sb_buf_clear(&c->out);
@@ -317,6 +288,11 @@ static void finish(struct sb_mcp_server *srv, struct mcp_call *c)
 	call_free(srv, c);
 }
 
+static void signal_worker(const struct mcp_call *c, int sig)
+{
+	syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0);
+}
+
 /* The worker is told to end; its pipe's EOF then frees the call. The
  * transport hears that no answer comes (emit with NULL). */
 static void cancel(struct mcp_call *c)
@@ -325,9 +301,9 @@ static void cancel(struct mcp_call *c)
 		return;
 	c->sess->emit(c->sess, c->origin, NULL);
 	if (c->flags & MCP_TOOL_INTERRUPTIBLE)
-		kill(c->pid, SIGTERM);
+		signal_worker(c, SIGTERM);
 	else if (c->flags & MCP_TOOL_READONLY)
-		kill(c->pid, SIGKILL);
+		signal_worker(c, SIGKILL);
 	c->cancelled = sb_clock_monotonic_ms();
 	c->sess = NULL;
 	c->origin = NULL;
@@ -414,7 +390,7 @@ static void progress(struct mcp_call *c, long long now)
 {
 	/* an interrupted worker that does not end within the grace is killed */
 	if (c->cancelled && (c->flags & MCP_TOOL_INTERRUPTIBLE) && now - c->cancelled > MCP_CANCEL_GRACE_MS && !c->killed) {
-		kill(c->pid, SIGKILL);
+		signal_worker(c, SIGKILL);
 		c->killed = 1;
 	}
 	if (c->cancelled || !c->progress_token || c->own_progress || now < c->next_progress)
@@ -435,7 +411,7 @@ void mcp_calls_service(struct sb_mcp_server *srv)
 	struct mcp_call *c = srv->calls, *next;
 	char buf[65536];
 
-	reap_exited(srv, 0);
+	drop_ended(srv, 0);
 	for (; c; c = next) {
 		next = c->next;
 		forward_log(c);
@@ -492,7 +468,7 @@ int sb_mcp_call_log(struct sb_mcp_call *call, const char *level, const char *tex
 
 int mcp_calls_timeout(const struct sb_mcp_server *srv)
 {
-	long long now = sb_clock_monotonic_ms(), best = srv->spare_wanted ? MCP_SPARE_IDLE_MS : -1;
+	long long now = sb_clock_monotonic_ms(), best = -1;
 
 	for (const struct mcp_call *c = srv->calls; c; c = c->next) {
 		int grace = c->cancelled && (c->flags & MCP_TOOL_INTERRUPTIBLE) && !c->killed;
@@ -512,5 +488,5 @@ void mcp_calls_wait(struct sb_mcp_server *srv)
 		poll(pfd, (nfds_t)n, mcp_calls_timeout(srv));
 		mcp_calls_service(srv);
 	}
-	reap_exited(srv, 1);
+	drop_ended(srv, 1);
 }

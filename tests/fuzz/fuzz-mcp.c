@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(sb_mcp_server_new(&srv, fuzz_root(), &opts, NULL) == 0);
 	if (tool_call(srv, (const char *)data, size))
 		return 0;
-	struct mcp_session s = { .srv = srv, .emit = emit, .notify = 1, .worker_null = { -1, -1 } };
+	struct mcp_session s = { .srv = srv, .emit = emit, .notify = 1 };
 	json_t *msg = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	const json_t *id = json_object_get(msg, "id");
 	int valid_id = json_is_string(id) || json_is_integer(id);

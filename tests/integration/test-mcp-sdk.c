@@ -483,6 +483,7 @@ Test(mcp_sdk, non_root_bridge)
 /* A stdio server of the test's: its pid, the pipes to it, what it said. */
 struct conv {
 	pid_t pid;
+	int status;
 	int in, out;
 	struct sb_buf acc;
 	json_t *by_id;
@@ -551,14 +552,19 @@ static void conv_answers(struct conv *c, size_t answers)
 }
 
 /* stdin's end ends the server (and cancels its calls): it must exit 0. The answers are the caller's. */
+static int conv_exited(void *arg)
+{
+	struct conv *c = arg;
+
+	return waitpid(c->pid, &c->status, WNOHANG) == c->pid;
+}
+
 static json_t *conv_end(struct conv *c)
 {
-	int st;
-
 	close(c->in);
-	cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
+	cr_assert(tu_wait_for(conv_exited, c, WAIT_MS), "the server did not end with its input");
 	sb_proc_keep(c->pid, 0);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server's end: %d", st);
+	cr_assert(WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0, "the server's end: %d", c->status);
 	close(c->out);
 	sb_buf_clear(&c->acc);
 	return c->by_id;
@@ -690,8 +696,9 @@ Test(mcp_sdk, readonly_and_mount_allow_list)
 	free(other);
 }
 
-/* The worker running a call, among the server's children: the one with
- * children of its own (runsc exec); the spare waiting for the next call has none. */
+/* The worker running a call, among the children of the server's one child
+ * (the spawner, which forks the workers): the one with children of its own
+ * (runsc exec); the spare waiting for the next call has none. */
 static int children(pid_t pid, char *buf, size_t size)
 {
 	char path[64];
@@ -709,9 +716,11 @@ static int children(pid_t pid, char *buf, size_t size)
 
 static pid_t busy_worker(pid_t server)
 {
-	char kids[4096], grand[4096], *save;
+	char spawner[64], kids[4096], grand[4096], *save;
 
-	children(server, kids, sizeof(kids));
+	if (!children(server, spawner, sizeof(spawner)))
+		return 0;
+	children(atoi(spawner), kids, sizeof(kids));
 	for (char *tok = strtok_r(kids, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
 		if (children(atoi(tok), grand, sizeof(grand)))
 			return atoi(tok);
@@ -771,4 +780,43 @@ Test(mcp_sdk, worker_crash_and_large_request)
 	int st;
 	free(sbf_sh(&f, NULL, "foreign", "kill $(ps -o pid,args | awk '$2 == \"sleep\" {print $1}')", &st));
 	cr_assert_eq(st, 0);
+}
+
+static int reaped(void *arg)
+{
+	char path[64], state = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d", *(pid_t *)arg);
+	return access(path, F_OK) < 0 || (sb_proc_stat(*(pid_t *)arg, &state, NULL) == 0 && state == 'Z');
+}
+
+/* The spawner killed between two calls: the next call's worker comes from a
+ * new one, and the server still ends with its client. A spawner started
+ * again holds none of the pipes the server has by then: one that held the
+ * next spare's request pipe would keep that spare, and the server's end,
+ * waiting for ever. */
+Test(mcp_sdk, spawner_killed_is_started_again)
+{
+	static const char *const first[] = {
+		INIT(1, "2025-06-18"), CALL(2, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"true\"]}"),
+	};
+	static const char *const next[] = { CALL(3, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"echo\",\"again\"]}") };
+	char spawner[64], again[64];
+	struct conv c;
+
+	conv_start(&c, NULL);
+	conv_send(&c, first, 2);
+	conv_answers(&c, 2);
+	cr_assert(children(c.pid, spawner, sizeof(spawner)), "the server has no spawner");
+	pid_t sp = atoi(spawner);
+	cr_assert_eq(kill(sp, SIGKILL), 0);
+	cr_assert(tu_wait_for(reaped, &sp, WAIT_MS), "the spawner did not end");
+	conv_send(&c, next, 1);
+	conv_answers(&c, 3);
+	cr_assert(children(c.pid, again, sizeof(again)) && atoi(again) != sp, "no new spawner: %s", again);
+	json_t *a = conv_end(&c);
+	json_t *r3 = json_object_get(json_object_get(a, "3"), "result");
+	cr_assert(json_is_false(json_object_get(r3, "isError")), "%s", json_dumps(r3, 0));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r3, "structuredContent"), "stdout")), "again\n");
+	json_decref(a);
 }

@@ -717,7 +717,7 @@ struct mcp_case {
 static int call_mcp(void *arg, struct sb_error *err)
 {
 	const struct mcp_case *c = arg;
-	struct mcp_session s = { .srv = c->srv, .emit = emit, .notify = 1, .worker_null = { -1, -1 } };
+	struct mcp_session s = { .srv = c->srv, .emit = emit, .notify = 1 };
 	af_hold(1);
 	json_t *all = sent = json_array();
 	af_hold(0);
