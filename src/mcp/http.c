@@ -17,10 +17,11 @@
 
 /* The Streamable HTTP transport (MCP 2025-06-18): POST /mcp carries one
  * JSON-RPC message; a request is answered with application/json when its
- * answer is there at once, else with an event stream that carries its
- * progress and then its answer. DELETE ends a session; there is no GET
- * stream (405). libmicrohttpd runs in this thread, polled with the workers
- * in one loop (its epoll fd). */
+ * answer is all that can come (there at once, or held until it comes: no
+ * progress asked for, no log lines wanted), else with an event stream that
+ * carries its progress and then its answer. DELETE ends a session; there is
+ * no GET stream (405). libmicrohttpd runs in this thread, polled with the
+ * workers in one loop (its epoll fd). */
 
 #define MAX_SESSIONS 256
 
@@ -49,6 +50,8 @@ struct exchange {
 	int pending;                     /* requests whose answer has not come */
 	json_t *answer;                  /* the answer that came at once */
 	int sse;                         /* answered as an event stream */
+	int held;                        /* answered as JSON once its answer comes */
+	char sid[33];                    /* the session's id, for that answer */
 	struct sb_buf events;
 	size_t sent;
 	int suspended;
@@ -223,11 +226,13 @@ static void emit(struct mcp_session *s, void *origin, json_t *msg)
 		return;
 	}
 	if (!ex->sse) {
-		/* at once: the one answer of this POST */
-		if (is_answer(msg) && !ex->answer)
+		/* at once, or held: the one answer of this POST */
+		if (is_answer(msg) && !ex->answer) {
 			ex->answer = msg;
-		else
+			wake(ex);
+		} else {
 			json_decref(msg);
+		}
 		return;
 	}
 	char *text = sb_json_dumps(msg, JSON_COMPACT);
@@ -335,6 +340,7 @@ static enum MHD_Result post_done(struct exchange *ex)
 	}
 	s->used = sb_clock_monotonic_ms();
 	ex->pending = 1;
+	int quiet = !mcp_may_notify(&s->s, msg);
 	int request = mcp_handle(&s->s, ex, msg);
 	json_decref(msg);
 	const char *sid = s->s.id;
@@ -342,7 +348,29 @@ static enum MHD_Result post_done(struct exchange *ex)
 		ex->pending = 0;
 		return respond(ex->conn, MHD_HTTP_ACCEPTED, "", "", NULL, NULL, NULL);
 	}
-	return ex->answer ? answer_now(ex, sid) : stream(ex, sid);
+	if (ex->answer || !quiet)
+		return ex->answer ? answer_now(ex, sid) : stream(ex, sid);
+	/* one response when the answer comes (emit resumes the connection and
+	 * libmicrohttpd calls on_request again): no stream to frame and end */
+	snprintf(ex->sid, sizeof(ex->sid), "%s", sid);
+	ex->held = ex->suspended = 1;
+	MHD_suspend_connection(ex->conn);
+	return MHD_YES;
+}
+
+/* A held request, its connection resumed: its answer; a call cancelled
+ * meanwhile has none: an empty stream, as a streamed one that is cancelled
+ * ends. */
+static enum MHD_Result answer_held(struct exchange *ex)
+{
+	if (ex->pending > 0) {
+		/* not yet (libmicrohttpd's own call): it waits on */
+		ex->suspended = 1;
+		MHD_suspend_connection(ex->conn);
+		return MHD_YES;
+	}
+	ex->held = 0;
+	return ex->answer ? answer_now(ex, ex->sid) : stream(ex, ex->sid);
 }
 
 /* What is refused before a body is read: the address rules, the token, the method, the headers. */
@@ -428,6 +456,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (ex->sse)
 		return MHD_YES;
+	if (ex->held)
+		return answer_held(ex);
 	return !strcmp(method, "DELETE") ? do_delete(ex) : post_done(ex);
 }
 

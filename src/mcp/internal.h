@@ -171,6 +171,10 @@ const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char
 json_t *mcp_tools_list(const struct sb_mcp_server *srv);
 int mcp_tools_load_schemas(struct sb_mcp_server *srv, struct sb_error *err);
 int mcp_tools_add_extra(struct sb_mcp_server *srv, const struct sb_mcp_tool *tools, size_t n, struct sb_error *err);
+/* 1 when a request may bring notifications before its answer: progress
+ * asked for, the server's own log wanted (debug), or a program's own tool,
+ * which may send both (sb_mcp_call_progress, sb_mcp_call_log). */
+int mcp_may_notify(const struct mcp_session *s, const json_t *msg);
 /* Runs tool with args: a CallToolResult (isError on failure). notes_fd: the
  * worker's result pipe, for the call's notes; -1 in the server. */
 json_t *mcp_tool_call(struct sb_mcp_server *srv, const struct mcp_tool *tool, const json_t *args, int notes_fd);

@@ -209,6 +209,16 @@ const struct mcp_tool *mcp_tool_find(const struct sb_mcp_server *srv, const char
 	return t && offered(srv, t) ? t : NULL;
 }
 
+int mcp_may_notify(const struct mcp_session *s, const json_t *msg)
+{
+	const json_t *params = json_object_get(msg, "params");
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct mcp_tool *tool = name ? mcp_tool_find(s->srv, name) : NULL;
+
+	return json_object_get(json_object_get(params, "_meta"), "progressToken") || mcp_log_wanted(s, 0) ||
+	       (tool && tool->call);
+}
+
 int mcp_tools_add_extra(struct sb_mcp_server *srv, const struct sb_mcp_tool *extra, size_t n, struct sb_error *err)
 {
 	if (!n)

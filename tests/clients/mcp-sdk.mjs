@@ -373,6 +373,17 @@ async function refusals() {
   const notrpc = await post(JSON.stringify({ id: 1, method: "ping" }));
   assert.equal((await notrpc.json()).error.code, -32600);
   ok("malformed JSON-RPC: parse error, invalid request");
+  // a worker's call that can send nothing before its answer: that answer
+  // alone, as JSON; asked for progress: an event stream
+  const read = (meta) => post(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call",
+    params: { name: "file_read", arguments: { name: "nosuch", path: "/x" }, ...meta } }));
+  const held = await read({});
+  assert.equal(held.headers.get("content-type"), "application/json");
+  assert.equal((await held.json()).result.isError, true);
+  const streamed = await read({ _meta: { progressToken: 1 } });
+  assert.match(streamed.headers.get("content-type"), /^text\/event-stream/);
+  assert.match(await streamed.text(), /^event: message\ndata: .*"isError":true/m);
+  ok("a worker's call: its answer alone as JSON, as an event stream when progress is asked for");
   const get = await fetch(a1, { headers: { Authorization: `Bearer ${a2}`, Accept: "text/event-stream" } });
   assert.equal(get.status, 405);
   const sid = t3.sessionId;
