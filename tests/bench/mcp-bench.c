@@ -3,7 +3,7 @@
  * through `sandbench mcp` over stdio and over Streamable HTTP, against the
  * same library calls in this process (sb_sandbox_exec; sb_session_send +
  * sb_session_read). Prints medians, p90, the ratio and what the protocol
- * layer adds at the median. Usage: mcp-bench SANDBENCH ROOT IMAGE N */
+ * layer adds at the median. Usage: mcp-bench SANDBENCH ROOT IMAGE N [back-to-back] */
 #include "config.h"
 
 #define CURL_DISABLE_TYPECHECK 1
@@ -102,6 +102,48 @@ static double lib_session(const char *id)
 	double t = now_ms() - t0;
 	sb_session_read_result_clear(&r);
 	return t;
+}
+
+/* ---- between samples ---- */
+
+static pid_t servers[2];
+
+/* 1 while PID or one of its children is on a CPU (or in the kernel's
+ * uninterruptible sleep): a server forking its next worker after an answer */
+static int busy(pid_t pid, int depth)
+{
+	char path[64], stat[512], *p;
+	FILE *f;
+	long child;
+	int is_busy = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re"))) {
+		p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+		if (p && (p[2] == 'R' || p[2] == 'D'))
+			return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if (depth > 0 && (f = fopen(path, "re"))) {
+		while (!is_busy && fscanf(f, "%ld", &child) == 1)
+			is_busy = busy((pid_t)child, depth - 1);
+		fclose(f);
+	}
+	return is_busy;
+}
+
+/* Each sample starts once the work the last one left behind is done (at
+ * most 500 ms): it is timed alone, as calls an agent makes between its
+ * model's turns are; "back-to-back" leaves this out. */
+static int settle_samples = 1;
+
+static void settle(void)
+{
+	double deadline = now_ms() + 500;
+
+	while (settle_samples && now_ms() < deadline && (busy(servers[0], 2) || busy(servers[1], 2)))
+		usleep(100);
 }
 
 /* ---- MCP clients: one request, its answer's result ---- */
@@ -333,8 +375,9 @@ int main(int argc, char **argv)
 	struct sb_session_info info;
 	struct sb_error err;
 
-	if (argc != 5)
-		die("usage", "mcp-bench SANDBENCH ROOT IMAGE N");
+	if (argc != 5 && !(argc == 6 && !strcmp(argv[5], "back-to-back")))
+		die("usage", "mcp-bench SANDBENCH ROOT IMAGE N [back-to-back]");
+	settle_samples = argc == 5;
 	bin = argv[1];
 	root_dir = argv[2];
 	spec.image = argv[3];
@@ -350,17 +393,25 @@ int main(int argc, char **argv)
 	struct client sc, hc;
 	FILE *herr;
 	pid_t spid = stdio_start(&sc), hpid = http_start(&hc, &herr);
-	/* interleaved: a slow moment of the machine falls on all three alike */
-	for (int i = 0; i < n_runs; i++) {
-		t[0][i] = lib_exec();
-		t[2][i] = mcp_exec(&sc);
-		t[4][i] = mcp_exec(&hc);
-	}
-	for (int i = 0; i < n_runs; i++) {
-		t[1][i] = lib_session("lib");
-		t[3][i] = mcp_session(&sc, "s");
-		t[5][i] = mcp_session(&hc, "h");
-	}
+	servers[0] = spid;
+	servers[1] = hpid;
+	/* interleaved, so that a slow moment of the machine falls on all three
+	 * alike, and the order turned each round: what a server does after
+	 * its answer (forking its next worker) falls on each side equally */
+	for (int i = 0; i < n_runs; i++)
+		for (int k = 0; k < 3; k++)
+			switch (settle(), (i + k) % 3) {
+			case 0: t[0][i] = lib_exec(); break;
+			case 1: t[2][i] = mcp_exec(&sc); break;
+			default: t[4][i] = mcp_exec(&hc); break;
+			}
+	for (int i = 0; i < n_runs; i++)
+		for (int k = 0; k < 3; k++)
+			switch (settle(), (i + k) % 3) {
+			case 0: t[1][i] = lib_session("lib"); break;
+			case 1: t[3][i] = mcp_session(&sc, "s"); break;
+			default: t[5][i] = mcp_session(&hc, "h"); break;
+			}
 	stdio_stop(&sc, spid);
 	http_stop(&hc, hpid, herr);
 	double base_exec = pct(t[0], 0.5), base_sess = pct(t[1], 0.5);
