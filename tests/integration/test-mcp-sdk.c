@@ -95,8 +95,27 @@ static void remove_users(void)
 	      "! getent group %s >/dev/null || groupdel %s", user_in, user_out, group_name, group_name);
 }
 
+/* The --listen servers a test started and has not stopped: a failed
+ * assertion skips server_stop, and a listening server does not end by
+ * itself (a stdio one ends with its input). */
+static pid_t live[8];
+
+static void live_set(pid_t pid, pid_t to)
+{
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (live[i] == pid) {
+			live[i] = to;
+			return;
+		}
+}
+
 static void teardown(void)
 {
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (live[i] > 0) {
+			kill(live[i], SIGKILL);
+			waitpid(live[i], NULL, 0);
+		}
 	remove_users();
 	free(clients);
 	sbf_teardown(&f);
@@ -152,6 +171,7 @@ static void server_start_argv(struct server *srv, char *const argv[])
 		_exit(127);
 	}
 	sb_proc_keep(srv->pid, 1);
+	live_set(0, srv->pid);
 	close(p[1]);
 	srv->err_fd = p[0];
 	long long deadline = sb_clock_monotonic_ms() + WAIT_MS;
@@ -196,6 +216,7 @@ static void server_stop(struct server *srv)
 
 	kill(pid, SIGTERM);
 	cr_assert(tu_wait_for(exited, srv, WAIT_MS), "the server did not end on SIGTERM");
+	live_set(pid, 0);
 	sb_proc_keep(pid, 0);
 	close(srv->err_fd);
 	cr_assert_eq(srv->pid, 0, "the server's exit status: %d", -srv->pid);
