@@ -468,6 +468,11 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	sb_sandbox_state_text(t, sizeof(t), s);
 	line_pair(line, ctx, _("State"), t, s->rec.state == SB_STATE_BROKEN || strstr(t, "unhealthy"));
 	line_pair(line, ctx, _("Reason"), s->rec.reason ? s->rec.reason : "", 0);
+	/* near the top: what runs in it now, before what it was made with */
+	snprintf(buf, sizeof(buf), "%zu", ui_shells_count(app, s->rec.name));
+	line_pair(line, ctx, _("Shells"), buf, 0);
+	if (ui_sessions_summary(app, s->rec.name, buf, sizeof(buf)))
+		line_pair(line, ctx, _("Sessions"), buf, 0);
 	ui_resources_details(app, s, line, ctx);
 	if (s->rec.state == SB_STATE_STOPPED)
 		line_pair(line, ctx, _("Memory kept"), s->has_checkpoint ? _("yes (checkpoint)") : _("no (cold start)"), 0);
@@ -518,10 +523,6 @@ static void details(struct ui_app *app, size_t row, void (*line)(void *, const c
 	if (!localtime_r(&created, &tm) || !strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", &tm))
 		snprintf(t, sizeof(t), "%lld", (long long)created); /* out of localtime's range */
 	line_pair(line, ctx, _("Created"), t, 0);
-	snprintf(buf, sizeof(buf), "%zu", ui_shells_count(app, s->rec.name));
-	line_pair(line, ctx, _("Shells"), buf, 0);
-	if (ui_sessions_summary(app, s->rec.name, buf, sizeof(buf)))
-		line_pair(line, ctx, _("Sessions"), buf, 0);
 }
 
 static int action(struct ui_app *app, enum ui_action a)
