@@ -304,6 +304,8 @@ static int is_mount_root(int dfd, const char *name, dev_t dev, const struct stat
 	       (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
+static int remove_dir(int parent, const char *name, int fd, dev_t dev, const char *path, struct sb_error *err);
+
 static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error *err)
 {
 	DIR *d = fdopendir(dfd);
@@ -340,11 +342,13 @@ static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error
 			/* directories without write or search permission still need emptying */
 			fchmod(cfd, 0700);
 			char *sub = sb_path_join(path, de->d_name);
-			rc = sub ? remove_children(cfd, dev, sub, err)
-				 : sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-			free(sub);
-			if (rc == 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-				rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s/%s'"), path, de->d_name);
+			if (sub) {
+				rc = remove_dir(dirfd(d), de->d_name, cfd, dev, sub, err);
+				free(sub);
+			} else {
+				close(cfd);
+				rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+			}
 		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT) {
 			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove '%s/%s'"), path, de->d_name);
 		}
@@ -353,6 +357,24 @@ static int remove_children(int dfd, dev_t dev, const char *path, struct sb_error
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot list '%s'"), path);
 	closedir(d);
 	return rc;
+}
+
+/* Empties the directory name of parent (open as fd, which this closes) and
+ * removes it. An entry made meanwhile (a session holder touching its files
+ * as its shell ends) leaves it not empty: it is emptied again, twice at most. */
+static int remove_dir(int parent, const char *name, int fd, dev_t dev, const char *path, struct sb_error *err)
+{
+	for (int tries = 1;; tries++) {
+		int rc = remove_children(fd, dev, path, err);
+		if (rc < 0)
+			return rc;
+		if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != ENOTEMPTY || tries == 3 ||
+		    (fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return sb_error_errno(err, errno == EBUSY ? SB_ERR_BUSY : SB_ERR_IO, errno, _("cannot remove '%s'"),
+					      path);
+	}
 }
 
 int sb_fs_remove_tree(const char *path, struct sb_error *err)
@@ -364,7 +386,7 @@ int sb_fs_remove_tree(const char *path, struct sb_error *err)
 int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err)
 {
 	struct stat st;
-	int fd, rc;
+	int fd;
 
 	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
@@ -379,11 +401,7 @@ int sb_fs_remove_tree_at(int dirfd, const char *path, struct sb_error *err)
 	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot open '%s'"), path);
-	rc = remove_children(fd, st.st_dev, path, err);
-	if (rc == 0 && unlinkat(dirfd, path, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		rc = sb_error_errno(err, errno == EBUSY ? SB_ERR_BUSY : SB_ERR_IO, errno,
-				    _("cannot remove '%s'"), path);
-	return rc;
+	return remove_dir(dirfd, path, fd, st.st_dev, path, err);
 }
 
 static int tree_size(int dfd, unsigned long long *total, const char *path, struct sb_error *err)

@@ -224,6 +224,14 @@ int sb_box_exec_running(struct sb_box *b)
 	return busy;
 }
 
+void sb_box_touch_existing(struct sb_box *b)
+{
+	struct timespec ts[2] = { { .tv_sec = sb_clock_now() }, { .tv_sec = sb_clock_now() } };
+
+	if (utimensat(AT_FDCWD, b->activity, ts, AT_SYMLINK_NOFOLLOW) == 0)
+		sb_generation_bump(b->root, SB_GEN_SANDBOXES, NULL);
+}
+
 int sb_box_touch(struct sb_box *b, struct sb_error *err)
 {
 	struct timespec ts[2] = { { .tv_sec = sb_clock_now() }, { .tv_sec = sb_clock_now() } };

@@ -120,6 +120,9 @@ int sb_box_exec_begin(struct sb_box *b);
 int sb_box_exec_running(struct sb_box *b);
 /* Touches the activity file (mtime = now, the injectable clock). */
 int sb_box_touch(struct sb_box *b, struct sb_error *err);
+/* The same without a lock held: an activity file that is not there (the
+ * sandbox is being removed) is not made. */
+void sb_box_touch_existing(struct sb_box *b);
 /* Fills info from the box, taking over its record (b->loaded becomes 0). */
 int sb_box_info(struct sb_sandbox_info *out, struct sb_box *b, struct sb_error *err);
 /* The network configuration the settings ask for (bridge, subnet). */

@@ -268,9 +268,11 @@ void sb_shell_activity(struct sb_shell *s)
 	if (now == s->last_touch)
 		return;
 	s->last_touch = now;
-	/* the activity file's mtime needs no lock; a stop holding it waits for this shell */
+	/* the activity file's mtime needs no lock; a stop holding it waits for this
+	 * shell. Without the lock it is never made: a sandbox being removed would
+	 * get it back after the removal's walk */
 	if (sb_box_open(&b, s->root, s->name, BOX_LOCK_NONE, 0, NULL) == 0)
-		sb_box_touch(&b, NULL);
+		sb_box_touch_existing(&b);
 	sb_box_close(&b);
 }
 
