@@ -133,6 +133,10 @@ Test(sandbox, stop_restore_keeps_files_and_processes)
 	r = SB("restore", "keep");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
+	/* a checkpoint that could not be restored is a cold start: processes lost (its reason says why) */
+	cr_assert_eq(sb_sandbox_inspect(&info, f.root, "keep", NULL), 0);
+	cr_assert_not(strstr(info.rec.reason, "cold start"), "%s", info.rec.reason);
+	sb_sandbox_info_clear(&info);
 	r = SB("exec", "keep", "--", "sh", "-c", "cat /workspace/file /root/disk; kill -0 $(cat /workspace/pid) && echo alive");
 	cr_assert_str_eq(r.out, "kept\ndisk\nalive\n", "%s", r.err);
 	tu_run_free(&r);
