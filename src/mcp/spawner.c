@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "base/proc.h"
 
 /* The workers' fork server. A worker forked from the MCP server shares the
  * server's pages for as long as it lives, and whichever of the two writes a
@@ -177,6 +178,9 @@ static int spawner_start(struct sb_mcp_server *srv)
 		close(sv[0]);
 		return -1;
 	}
+	/* the server's orphan reaper leaves it to mcp_spawner_stop, whose wait
+	 * would otherwise find its pid reaped, or reused by another child */
+	sb_proc_keep(pid, 1);
 	srv->spawner_pid = pid;
 	srv->spawner_fd = sv[0];
 	return 0;
@@ -206,6 +210,7 @@ void mcp_spawner_stop(struct sb_mcp_server *srv)
 	srv->spawner_fd = -1;
 	while (waitpid(srv->spawner_pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	sb_proc_keep(srv->spawner_pid, 0);
 	srv->spawner_pid = 0;
 }
 

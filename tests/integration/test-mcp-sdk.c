@@ -811,33 +811,65 @@ static int reaped(void *arg)
 	return access(path, F_OK) < 0 || (sb_proc_stat(*(pid_t *)arg, &state, NULL) == 0 && state == 'Z');
 }
 
-/* The spawner killed between two calls: the next call's worker comes from a
- * new one, and the server still ends with its client. A spawner started
- * again holds none of the pipes the server has by then: one that held the
- * next spare's request pipe would keep that spare, and the server's end,
- * waiting for ever. */
+struct spawners {
+	pid_t server, old;
+};
+
+/* a spawner of the server that is not the old one */
+static int new_spawner(void *arg)
+{
+	const struct spawners *sp = arg;
+	char kids[4096], path[64], comm[32], *save;
+	int found = 0;
+
+	children(sp->server, kids, sizeof(kids));
+	for (char *tok = strtok_r(kids, " \n", &save); tok && !found; tok = strtok_r(NULL, " \n", &save)) {
+		FILE *fp;
+		snprintf(path, sizeof(path), "/proc/%s/comm", tok);
+		if (atoi(tok) != sp->old && (fp = fopen(path, "r"))) {
+			found = fgets(comm, sizeof(comm), fp) && !strcmp(comm, "sandbench-spawn\n");
+			fclose(fp);
+		}
+	}
+	return found;
+}
+
+/* The spawner killed between calls: the spare it forked before serves the
+ * next call, a new spawner forks the one after, and the server still ends
+ * with its client. A spawner started again holds none of the pipes the
+ * server has by then: one that held the next spare's request pipe would
+ * keep that spare, and the server's end, waiting for ever. */
 Test(mcp_sdk, spawner_killed_is_started_again)
 {
 	static const char *const first[] = {
 		INIT(1, "2025-06-18"), CALL(2, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"true\"]}"),
 	};
-	static const char *const next[] = { CALL(3, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"echo\",\"again\"]}") };
-	char spawner[64], again[64];
+	static const char *const next[] = {
+		CALL(3, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"echo\",\"again\"]}"),
+		CALL(4, "sandbox_exec", "{\"name\":\"foreign\",\"command\":[\"echo\",\"and again\"]}"),
+	};
+	char spawner[64];
 	struct conv c;
 
 	conv_start(&c, NULL);
 	conv_send(&c, first, 2);
 	conv_answers(&c, 2);
 	cr_assert(children(c.pid, spawner, sizeof(spawner)), "the server has no spawner");
-	pid_t sp = atoi(spawner);
-	cr_assert_eq(kill(sp, SIGKILL), 0);
-	cr_assert(tu_wait_for(reaped, &sp, WAIT_MS), "the spawner did not end");
+	struct spawners sp = { .server = c.pid, .old = atoi(spawner) };
+	cr_assert_eq(kill(sp.old, SIGKILL), 0);
+	cr_assert(tu_wait_for(reaped, &sp.old, WAIT_MS), "the spawner did not end");
 	conv_send(&c, next, 1);
 	conv_answers(&c, 3);
-	cr_assert(children(c.pid, again, sizeof(again)) && atoi(again) != sp, "no new spawner: %s", again);
+	conv_send(&c, next + 1, 1);
+	conv_answers(&c, 4);
+	cr_assert(tu_wait_for(new_spawner, &sp, WAIT_MS), "no new spawner");
 	json_t *a = conv_end(&c);
-	json_t *r3 = json_object_get(json_object_get(a, "3"), "result");
-	cr_assert(json_is_false(json_object_get(r3, "isError")), "%s", json_dumps(r3, 0));
-	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r3, "structuredContent"), "stdout")), "again\n");
+	static const char *const want[][2] = { { "3", "again\n" }, { "4", "and again\n" } };
+	for (size_t i = 0; i < 2; i++) {
+		json_t *r = json_object_get(json_object_get(a, want[i][0]), "result");
+		cr_assert(json_is_false(json_object_get(r, "isError")), "%s", json_dumps(r, 0));
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "structuredContent"), "stdout")),
+				 want[i][1]);
+	}
 	json_decref(a);
 }
