@@ -130,6 +130,7 @@ static void __attribute__((noreturn)) spawner_main(struct sb_mcp_server *srv, in
 			dup2(null, srv->spawn_null[i]);
 	if (null >= 0)
 		close(null);
+	/* this copy's own end of the socket pair, which close_later_fd keeps */
 	srv->spawner_fd = sock;
 	each_fd(close_later_fd, srv);
 	signal(SIGCHLD, SIG_IGN);
