@@ -154,7 +154,7 @@ const struct sb_cli_command sb_cmd_pool_set = {
 	.synopsis = "IMAGE --size N [--network off|on] [--memory M] [--cpus C]",
 	.summary = N_("keep N booted sandboxes of this profile for create to claim"),
 	.help = N_("  --size N             how many to keep booted (1 to 64)\n"
-		   "  --network off|on     the members' network (only off for now)\n"
+		   "  --network off|on     the members' network\n"
 		   "  --memory M           their memory limit (e.g. 512m, 2g)\n"
 		   "  --cpus C             their CPU limit in cores\n"),
 	.run = pool_set,

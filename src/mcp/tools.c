@@ -163,11 +163,11 @@ static const struct mcp_tool tools[] = {
 	{ "image_list", "List the images sandboxes can be created from.", OBJECT("", ""), mcp_tool_image_list,
 	  MCP_TOOL_READONLY },
 	{ "pool_set",
-	  "Keep size booted sandboxes of this profile (image, network off, memory, cpus) that sandbox_create claims "
+	  "Keep size booted sandboxes of this profile (image, network, memory, cpus) that sandbox_create claims "
 	  "for a matching temporary sandbox: it starts in milliseconds rather than booting.",
 	  OBJECT("\"image\": {\"type\": \"string\", \"minLength\": 1}, "
 		 "\"size\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 64}, "
-		 "\"network\": {\"type\": \"boolean\", \"description\": \"Only false for now.\"}, "
+		 "\"network\": {\"type\": \"boolean\", \"description\": \"The members' network (default: configured).\"}, "
 		 "\"memory\": {\"type\": \"string\", \"description\": \"Memory limit, e.g. 512m, 2g.\"}, "
 		 "\"cpus\": {\"type\": \"number\", \"exclusiveMinimum\": 0, \"maximum\": 1024}",
 		 "\"image\", \"size\""),

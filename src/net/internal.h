@@ -41,6 +41,8 @@ int sb_lease_take(uint32_t *addr, struct sb_root *root, const struct sb_subnet *
 		  struct sb_error *err);
 /* Drops the lease of name; no lease is not an error. */
 int sb_lease_release(struct sb_root *root, const char *name, struct sb_error *err);
+/* Moves the lease of from to the name to (SB_ERR_EXISTS when to has one). */
+int sb_lease_rename(struct sb_root *root, const char *from, const char *to, struct sb_error *err);
 /* Every lease (for gc); *out is malloc'd. */
 int sb_lease_list(struct sb_lease **out, size_t *count, struct sb_root *root, struct sb_error *err);
 

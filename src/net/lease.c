@@ -236,6 +236,36 @@ int sb_lease_take(uint32_t *addr, struct sb_root *root, const struct sb_subnet *
 	return rc;
 }
 
+int sb_lease_rename(struct sb_root *root, const char *from, const char *to, struct sb_error *err)
+{
+	char dotted[16], *dir, *tmp = NULL, *path = NULL;
+	uint32_t addr, other;
+	int rc = sb_lease_find(&addr, root, from, err);
+
+	if (rc < 0)
+		return rc;
+	if (sb_lease_find(&other, root, to, NULL) == 0)
+		return sb_error_set(err, SB_ERR_EXISTS, _("sandbox '%s' has a network address already"), to);
+	if (!(dir = sb_root_file(root, LEASE_DIR)))
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	/* the lease names one of the two at every moment: a whole file replaces it */
+	if ((rc = write_temp(&tmp, dir, to, err)) == 0) {
+		path = sb_strdupf("%s/%s", dir, sb_ipv4_format(dotted, addr));
+		if (!path)
+			rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+		else if (rename(tmp, path) < 0)
+			rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot lease %s"), dotted);
+		else
+			rc = sb_fs_fsync_dir(dir, err);
+		if (rc < 0)
+			unlink(tmp);
+	}
+	free(path);
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
 int sb_lease_release(struct sb_root *root, const char *name, struct sb_error *err)
 {
 	char dotted[16], *dir, *path;

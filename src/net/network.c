@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -551,6 +552,75 @@ int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cf
 	host_unlock(&c);
 	if (rc < 0)
 		sb_error_wrap(err, _("cannot remove the network of sandbox '%s'"), name);
+	return rc;
+}
+
+/* The namespace of a running sandbox under a second name, then the first
+ * name goes: runsc holds the namespace, not its name. A namespace at to that
+ * no lease accounts for (the caller checked) is an orphan and goes first. */
+static int netns_move(const char *from, const char *to, struct sb_error *err)
+{
+	if (umount2(to, MNT_DETACH) == 0 || errno == EINVAL)
+		unlink(to);
+	int fd = open(to, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0)
+		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot create '%s'"), to);
+	close(fd);
+	if (mount(from, to, NULL, MS_BIND, NULL) < 0) {
+		int e = errno;
+		unlink(to);
+		return sb_error_errno(err, SB_ERR_IO, e, _("cannot bind '%s' to '%s'"), from, to);
+	}
+	/* one left behind is a name without a lease: gc removes it */
+	if (umount2(from, MNT_DETACH) == 0)
+		unlink(from);
+	return 0;
+}
+
+/* Moves the objects named after from (lease, namespace, files) to to; what
+ * is keyed by the address (veth, NAT, egress chains) stays. */
+static int rename_objects(const struct net_ctx *a, const struct net_ctx *b, struct sb_netinfo *na,
+			  struct sb_netinfo *nb, uint32_t addr, struct sb_error *err)
+{
+	int rc;
+
+	fill_info(na, a, addr);
+	fill_info(nb, b, addr);
+	if (fill_paths(na, a) < 0 || fill_paths(nb, b) < 0)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if ((rc = sb_lease_rename(a->root, a->name, b->name, err)) < 0)
+		return rc;
+	if ((rc = netns_move(na->netns_path, nb->netns_path, err)) < 0) {
+		sb_lease_rename(a->root, b->name, a->name, NULL);
+		return rc;
+	}
+	const char *const files[][2] = { { na->resolv_conf, nb->resolv_conf }, { na->dns_policy, nb->dns_policy },
+					 { na->dns_denied, nb->dns_denied } };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (rename(files[i][0], files[i][1]) < 0 && errno != ENOENT)
+			return sb_error_errno(err, SB_ERR_IO, errno, _("cannot rename '%s'"), files[i][0]);
+	return 0;
+}
+
+int sb_network_rename(struct sb_root *root, const struct sb_network_config *cfg, const char *from, const char *to,
+		      struct sb_error *err)
+{
+	struct sb_netinfo na, nb;
+	struct net_ctx a, b;
+	uint32_t addr;
+	int rc = ctx_init(&a, root, cfg, from, err);
+
+	memset(&na, 0, sizeof(na));
+	memset(&nb, 0, sizeof(nb));
+	if (rc < 0 || (rc = ctx_init(&b, root, cfg, to, err)) < 0 || (rc = host_lock(&a, err)) < 0)
+		return rc;
+	if ((rc = sb_lease_find(&addr, root, from, err)) == 0)
+		rc = rename_objects(&a, &b, &na, &nb, addr, err);
+	host_unlock(&a);
+	sb_netinfo_clear(&na);
+	sb_netinfo_clear(&nb);
+	if (rc < 0)
+		sb_error_wrap(err, _("cannot give the network of sandbox '%s' to '%s'"), from, to);
 	return rc;
 }
 

@@ -66,6 +66,12 @@ int sb_network_info(struct sb_netinfo *out, struct sb_root *root, const struct s
 int sb_network_teardown(struct sb_root *root, const struct sb_network_config *cfg, const char *name,
 			struct sb_error *err);
 void sb_netinfo_clear(struct sb_netinfo *info);
+/* Gives from's network, as it runs, to the name to (a claimed pool member):
+ * lease, namespace and files change name; veth, NAT and policy belong to the
+ * address and stay. On failure what moved is under either name; tearing
+ * down both removes it. */
+int sb_network_rename(struct sb_root *root, const struct sb_network_config *cfg, const char *from, const char *to,
+		      struct sb_error *err);
 /* Replaces the egress policy of name's network (cfg->egress) at once, without
  * touching anything else; nothing when name has no network set up now (the
  * next setup applies the policy). */

@@ -133,6 +133,13 @@ int sb_box_network_up(struct sb_box *b, struct sb_error *err);
 /* Removes the sandbox's network (what exists of it); name is used when no
  * record was read. */
 int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err);
+/* A claimed pool member's running network under the box's name (it was
+ * from's), and the policies naming the new name applied again; on failure
+ * what was from's is removed. Nothing with network off. */
+int sb_box_network_claim(struct sb_box *b, const char *from, struct sb_error *err);
+/* 1 when a pool member's network (if on) was built under the network
+ * settings set has now (pool.c). */
+int sb_pool_net_current(const struct sb_record *rec, const struct sb_settings *set);
 /* Rootfs of the record's image (ROOT/images/rootfs/<hex>). */
 char *sb_box_lower(const struct sb_box *b);
 

@@ -75,6 +75,20 @@ int sb_box_network_up(struct sb_box *b, struct sb_error *err)
 	return rc;
 }
 
+int sb_box_network_claim(struct sb_box *b, const char *from, struct sb_error *err)
+{
+	struct sb_network_config cfg = sb_box_netcfg(&b->settings);
+
+	if (!b->rec.network)
+		return 0;
+	int rc = sb_network_rename(b->root, &cfg, from, b->rec.name, err);
+	if (rc == 0)
+		reapply_peers(b);
+	else
+		sb_network_teardown(b->root, &cfg, from, NULL);
+	return rc;
+}
+
 int sb_box_network_down(struct sb_box *b, const char *name, struct sb_error *err)
 {
 	struct sb_network_config cfg = sb_box_netcfg(&b->settings);

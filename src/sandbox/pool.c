@@ -159,11 +159,35 @@ static int save_profiles(struct sb_root *root, const struct sb_pool_profile *lis
 	return rc;
 }
 
+/* A member with network on carries the network settings it booted under
+ * (bridge, subnet, private ranges) as this label; a claim hands it out only
+ * while they are the settings, and a sweep removes it after they changed. */
+#define NET_LABEL "sandbench.pool.network"
+
+static void net_settings(char *out, size_t size, const struct sb_settings *set)
+{
+	snprintf(out, size, "%s %s %d", set->network_bridge, set->network_subnet, set->network_private);
+}
+
+int sb_pool_net_current(const struct sb_record *rec, const struct sb_settings *set)
+{
+	char now[64];
+
+	if (!rec->network)
+		return 1;
+	net_settings(now, sizeof(now), set);
+	for (size_t i = 0; i < rec->n_labels; i++)
+		if (!strcmp(rec->labels[i].key, NET_LABEL))
+			return !strcmp(rec->labels[i].value, now);
+	return 0;
+}
+
 /* A running member of the profile: same image, network and limits. */
-static int member_matches(const struct sb_record *rec, const struct sb_pool_profile *p)
+static int member_matches(const struct sb_record *rec, const struct sb_pool_profile *p, const struct sb_settings *set)
 {
 	return rec->state == SB_STATE_RUNNING && !strcmp(rec->image_digest, p->digest) && rec->network == p->network &&
-	       rec->memory == p->memory && fabs(rec->cpus - p->cpus) < 1e-9 && rec->exchange && !rec->n_mounts && !rec->disk;
+	       rec->memory == p->memory && fabs(rec->cpus - p->cpus) < 1e-9 && rec->exchange && !rec->n_mounts &&
+	       !rec->disk && sb_pool_net_current(rec, set);
 }
 
 typedef void (*member_fn)(void *ctx, struct sb_box *b, int alive);
@@ -209,6 +233,7 @@ struct sweep {
 	size_t n;
 	int prune;                       /* remove members no profile wants */
 	size_t removed;
+	struct sb_settings set;          /* what members' networks are compared with */
 };
 
 static void sweep_one(void *ctx, struct sb_box *b, int alive)
@@ -218,7 +243,7 @@ static void sweep_one(void *ctx, struct sb_box *b, int alive)
 
 	for (size_t i = 0; alive && b->loaded && i < s->n; i++) {
 		struct sb_pool_profile *p = &s->profiles[i];
-		if (!member_matches(&b->rec, p) || p->ready >= p->size)
+		if (!member_matches(&b->rec, p, &s->set) || p->ready >= p->size)
 			continue;
 		char **grown = realloc(p->members, (p->n_members + 1) * sizeof(*grown));
 		if (grown && (grown[p->n_members] = strdup(name))) {
@@ -242,7 +267,9 @@ static void sweep_one(void *ctx, struct sb_box *b, int alive)
 /* Counts ready members per profile; with prune, removes the others. */
 static int sweep(struct sweep *s, struct sb_root *root, struct sb_error *err)
 {
-	return each_member(root, sweep_one, s, err);
+	int rc = sb_settings_load(&s->set, root, err);
+
+	return rc < 0 ? rc : each_member(root, sweep_one, s, err);
 }
 
 int sb_pool_list(struct sb_pool_profile **out, size_t *count, struct sb_root *root, struct sb_error *err)
@@ -284,9 +311,7 @@ int sb_pool_set(struct sb_root *root, const char *image, int size, int network, 
 		return sb_error_set(err, SB_ERR_INVALID, _("--cpus must be a positive number"));
 	if ((rc = sb_settings_load(&set, root, err)) < 0)
 		return rc;
-	if ((network < 0 ? set.network : network) != 0)
-		/* its namespace would be named after the member, not the claimer */
-		return sb_error_set(err, SB_ERR_INVALID, _("a warm pool with network on is not supported yet (docs/pool.md)"));
+	network = (network < 0 ? set.network : network) != 0;
 	if (!image || !*image)
 		return sb_error_set(err, SB_ERR_INVALID, _("no image given"));
 	if ((rc = sb_image_resolve(&info, root, image, err)) < 0)
@@ -297,7 +322,7 @@ int sb_pool_set(struct sb_root *root, const char *image, int size, int network, 
 	}
 	if ((rc = load_profiles(&list, &n, root, err)) == 0) {
 		size_t i = 0;
-		while (i < n && strcmp(list[i].digest, info.digest))
+		while (i < n && (strcmp(list[i].digest, info.digest) || list[i].network != network))
 			i++;
 		struct sb_pool_profile *grown = i < n ? list : realloc(list, (n + 1) * sizeof(*list));
 		if (!grown) {
@@ -309,7 +334,7 @@ int sb_pool_set(struct sb_root *root, const char *image, int size, int network, 
 			free(list[i].image);
 			list[i].image = strdup(image);
 			snprintf(list[i].digest, sizeof(list[i].digest), "%s", info.digest);
-			list[i].network = 0;
+			list[i].network = network;
 			list[i].memory = memory ? memory : set.memory;
 			list[i].cpus = cpus > 0 ? cpus : set.cpus;
 			list[i].size = size;
@@ -389,16 +414,22 @@ static void note_failure(struct sb_root *root, const struct sb_pool_profile *p, 
 
 static int boot_member(struct sb_root *root, const struct sb_pool_profile *p, struct sb_error *err)
 {
+	struct sb_settings set;
 	unsigned char rnd[6];
-	char name[32];
+	char name[32], net[64];
+	int rc;
 
+	if ((rc = sb_settings_load(&set, root, err)) < 0)
+		return rc;
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return sb_error_errno(err, SB_ERR_IO, errno, _("cannot name a pool member"));
 	snprintf(name, sizeof(name), SB_POOL_PREFIX "%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
 		 rnd[5]);
+	net_settings(net, sizeof(net), &set);
+	struct sb_sandbox_label label = { NET_LABEL, net };
 	struct sb_sandbox_spec spec = {
 		.name = name, .image = p->digest, .kind = SB_KIND_TEMPORARY, .network = p->network,
-		.memory = p->memory, .cpus = p->cpus,
+		.memory = p->memory, .cpus = p->cpus, .labels = &label, .n_labels = p->network != 0,
 	};
 	return sb_box_create(NULL, root, &spec, err);
 }
@@ -485,7 +516,8 @@ static void __attribute__((noreturn)) refill_child(const char *root_path, const 
 		_exit(1);
 	sb_sandbox_process_init(NULL);
 	struct sb_error e;
-	if (sb_pool_refill(NULL, root, 0, &e) < 0)
+	/* waits for a refill running now: it may have counted before our claim */
+	if (sb_pool_refill(NULL, root, 1, &e) < 0)
 		sb_log("pool: refill failed: %s", e.msg);
 	sb_root_close(root);
 	_exit(0);

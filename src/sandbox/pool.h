@@ -29,7 +29,8 @@ struct sb_pool_profile {
 	size_t n_members;
 };
 
-/* Sets (adds or replaces) the profile of image: size 1..SB_POOL_SIZE_MAX,
+/* Sets (adds or replaces) the profile of image and network (an image may
+ * have one with network off and one with it on): size 1..SB_POOL_SIZE_MAX,
  * network -1 for the default, memory 0 and cpus 0 for the defaults. Members
  * are booted by the next refill (the caller starts one). */
 int sb_pool_set(struct sb_root *root, const char *image, int size, int network, unsigned long long memory,
@@ -38,7 +39,7 @@ int sb_pool_set(struct sb_root *root, const char *image, int size, int network, 
 int sb_pool_list(struct sb_pool_profile **out, size_t *count, struct sb_root *root, struct sb_error *err);
 void sb_pool_list_free(struct sb_pool_profile *list, size_t count);
 json_t *sb_pool_profile_json(const struct sb_pool_profile *p);
-/* Removes the profile of image (NULL: every profile) and its members;
+/* Removes the profiles of image (NULL: every profile) and their members;
  * SB_ERR_NOTFOUND when there is no such profile. *removed: members removed. */
 int sb_pool_remove(size_t *removed, struct sb_root *root, const char *image, struct sb_error *err);
 /* Boots what the profiles lack and removes members that no profile wants
@@ -47,8 +48,8 @@ int sb_pool_remove(size_t *removed, struct sb_root *root, const char *image, str
  * Failures go to the log and ROOT/pool/refill.log; *failed (may be NULL)
  * counts them. */
 int sb_pool_refill(size_t *failed, struct sb_root *root, int wait, struct sb_error *err);
-/* sb_pool_refill in a detached process (double fork, setsid, stdio on
- * /dev/null): the caller does not wait for it. Its pid goes to
+/* sb_pool_refill with wait in a detached process (double fork, setsid,
+ * stdio on /dev/null): the caller does not wait for it. Its pid goes to
  * ROOT/pool/refill.pid. Nothing when there is no profile. */
 void sb_pool_refill_detached(struct sb_root *root);
 /* 1 when a refill holds ROOT/pool/refill.lock now. */

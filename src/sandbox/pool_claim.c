@@ -2,9 +2,9 @@
  * (docs/pool.md). Its directory is renamed to the new name (the overlay
  * mount and runsc's open files move with it; runsc knows it by its id, which
  * stays), its record is the one create would have written (name, kind,
- * owner, labels, time) and its identity is set: hostname inside the guest by
- * an exec, /etc/hosts through the file of its own directory that the guest
- * sees bound read-only. */
+ * owner, labels, time), its network (network on) is renamed with it and its
+ * identity is set: hostname inside the guest by an exec, /etc/hosts through
+ * the file of its own directory that the guest sees bound read-only. */
 #include "config.h"
 
 #include <dirent.h>
@@ -29,24 +29,23 @@
 #define HOSTNAME_TIMEOUT_MS 5000
 
 /* What a member can stand in for: a temporary sandbox (members boot with a
- * temporary's unsynced disk) with network off (the namespace of network on
- * is named after the sandbox), the default exchange, no host mounts, no
- * disk cap, no service, no published port, the default egress policy. */
+ * temporary's unsynced disk), the default exchange, no host mounts, no disk
+ * cap, no service, no published port, the default egress policy. Network on
+ * or off is the profile's, compared with the member's record. */
 static int claimable(const struct sb_sandbox_spec *spec, const struct sb_settings *set)
 {
 	enum sb_sandbox_kind kind = spec->kind != SB_KIND_DEFAULT ? spec->kind : set->kind;
-	int network = spec->network >= 0 ? spec->network : set->network;
 
-	return kind == SB_KIND_TEMPORARY && !network && !spec->n_mounts && !spec->no_exchange && !spec->disk &&
+	return kind == SB_KIND_TEMPORARY && !spec->n_mounts && !spec->no_exchange && !spec->disk &&
 	       !(spec->service && spec->service->command) && !spec->n_publish &&
 	       (!spec->egress || spec->egress->mode == SB_EGRESS_DEFAULT);
 }
 
-static int matches(const struct sb_record *m, const struct sb_record *want)
+static int matches(const struct sb_record *m, const struct sb_record *want, const struct sb_settings *set)
 {
 	return m->state == SB_STATE_RUNNING && !strcmp(m->image_digest, want->image_digest) && m->network == want->network &&
 	       m->memory == want->memory && fabs(m->cpus - want->cpus) < 1e-9 && m->exchange && !m->n_mounts &&
-	       !m->n_publish && !m->service.command;
+	       !m->n_publish && !m->service.command && sb_pool_net_current(m, set);
 }
 
 /* The member's lock, taken without waiting (a busy member is being claimed
@@ -61,7 +60,7 @@ static int take_member(struct sb_box *m, struct sb_root *root, const char *name,
 	if (m->lock_fd < 0 || flock(m->lock_fd, LOCK_EX | LOCK_NB) < 0 || sb_record_load(&m->rec, root, name, NULL) < 0)
 		return -1;
 	m->loaded = 1;
-	return matches(&m->rec, want) && sb_box_gone(m) == SB_ALIVE ? 0 : -1;
+	return matches(&m->rec, want, &m->settings) && sb_box_gone(m) == SB_ALIVE ? 0 : -1;
 }
 
 /* The new identity inside: hostname by an exec (the spec fixed it at boot),
@@ -116,7 +115,9 @@ static int become(struct sb_box *b, struct sb_record *rec, const struct sb_recor
 			sb_log("pool: cannot remove '%s': %s", path, strerror(errno));
 		free(path);
 	}
-	int rc = set_identity(b, err);
+	int rc = sb_box_network_claim(b, member->name, err);
+	if (rc == 0)
+		rc = set_identity(b, err);
 	if (rc == 0)
 		rc = sb_record_transition(b->root, &b->rec, SB_STATE_RUNNING, _("created"), err);
 	return rc < 0 ? rc : sb_box_touch(b, err);

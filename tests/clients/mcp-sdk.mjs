@@ -219,7 +219,7 @@ async function refused(client, tool, args, code, pattern) {
 
 async function pool(client) {
   await refused(client, "pool_set", { image, size: 0 }, "invalid");
-  await refused(client, "pool_set", { image, size: 1, network: true }, "invalid", /network on/);
+  await refused(client, "pool_set", { image, size: 1, network: "on" }, "invalid", /network/);
   await refused(client, "pool_set", { image: "nosuch:image", size: 1 }, "not-found");
   await refused(client, "pool_rm", { image }, "not-found", /no warm pool/);
   await refused(client, "pool_rm", {}, "invalid");

@@ -107,6 +107,24 @@ Test(net_config, lease_outside_a_changed_subnet_is_refused)
 	cr_assert_eq(sb_lease_take(&a, root, &s2, "moved", NULL), SB_ERR_STATE);
 }
 
+/* A claimed pool member's lease: same address, new name, whole file. */
+Test(net_config, lease_rename_keeps_the_address)
+{
+	struct sb_subnet s;
+	uint32_t a, b, found;
+
+	cr_assert_eq(sb_subnet_parse(&s, "10.77.8.0/24", NULL), 0);
+	cr_assert_eq(sb_lease_take(&a, root, &s, "_pool-1", NULL), 0);
+	cr_assert_eq(sb_lease_take(&b, root, &s, "taken", NULL), 0);
+	cr_assert_eq(sb_lease_rename(root, "_pool-1", "taken", NULL), SB_ERR_EXISTS, "two leases under one name");
+	cr_assert_eq(sb_lease_rename(root, "nosuch", "fresh", NULL), SB_ERR_NOTFOUND);
+	cr_assert_eq(sb_lease_rename(root, "_pool-1", "fresh", NULL), 0);
+	cr_assert_eq(sb_lease_find(&found, root, "fresh", NULL), 0);
+	cr_assert_eq(found, a, "the renamed lease moved to another address");
+	cr_assert_eq(sb_lease_find(&found, root, "_pool-1", NULL), SB_ERR_NOTFOUND);
+	cr_assert_eq(tu_sh("test $(ls -A %s/root/network/leases | wc -l) -eq 2", dir), 0, "a temp file was left");
+}
+
 static char *write_file(const char *name, const char *text)
 {
 	char *p = sb_path_join(dir, name);
