@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -47,13 +48,15 @@ static void on_term(int sig)
 /* A forked process maps its parent's program text page by page as it first
  * runs it, and copies heap and stack pages as it first writes them. A spare
  * does that while it waits (about 2 ms), not on its call's path: measured,
- * an exec call took 70-85 page faults, and takes 25-35 (new pages) after. */
-static void prefault(void)
+ * an exec call took 70-85 page faults, and takes 25-35 (new pages) after.
+ * A request that comes meanwhile stops it: it is not kept waiting. */
+static void prefault(int req_fd)
 {
+	struct pollfd pfd = { .fd = req_fd, .events = POLLIN };
 	FILE *maps = fopen("/proc/self/maps", "re");
 	char line[PATH_MAX + 128];
 
-	while (maps && fgets(line, sizeof(line), maps)) {
+	while (maps && fgets(line, sizeof(line), maps) && poll(&pfd, 1, 0) == 0) {
 		unsigned long lo, hi;
 		char perm[5];
 		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perm) != 3)
@@ -95,7 +98,7 @@ void mcp_worker_main(struct sb_mcp_server *srv, int req_fd, int fd, int log_fd)
 	signal(SIGPIPE, SIG_IGN);
 	/* runsc's orphans of this call are reaped here, not left to the server */
 	sb_sandbox_process_init(NULL);
-	prefault();
+	prefault(req_fd);
 	json_t *req = read_request(req_fd);
 	const struct mcp_tool *tool = mcp_tool_find(srv, mcp_arg_str(req, "tool", ""));
 	if (!tool)
