@@ -487,3 +487,56 @@ Test(pool, member_of_other_network_settings_is_not_claimed)
 	free(id2);
 	free(mid2);
 }
+
+/* A claim whose network cannot take the new name (a directory sits at its
+ * namespace's path) fails with a clear error and loses nothing: the member
+ * and all of its network go; the new sandbox, which cannot be cleaned up
+ * either while the directory is there, is kept as broken with both causes;
+ * once the path is free, rm --force leaves nothing and a create claims the
+ * refill's next member. */
+Test(pool, network_claim_that_fails_leaves_nothing)
+{
+	char tag[7], addr[16], *block;
+	nt_names_init(&net_names);
+	nt_config_write(&net_names, f.dir);
+	cr_assert_eq(sb_network_tag(tag, f.root, NULL), 0);
+	sbf_ok(SB("pool", "set", SBF_IMAGE, "--size", "1", "--network", "on"), "pool set");
+	sbf_ok(SB("pool", "refill"), "pool refill");
+	wait_ready(1, "pool set");
+	char *m = member();
+	block = sb_strdupf("/run/netns/sb-%s-blocked", tag);
+	cr_assert_eq(mkdir(block, 0700), 0);
+	struct tu_run r = SB("create", "blocked", "--image", SBF_IMAGE, "--network", "on");
+	int status = r.status;
+	tu_run_free(&r);
+	json_t *doc = sbf_run_json(SB("inspect", "blocked", "--json"), "inspect");
+	const char *reason = json_string_value(json_object_get(doc, "reason"));
+	rmdir(block);
+	cr_assert_neq(status, 0, "a create succeeded with its namespace's path taken");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "state")), "broken");
+	cr_assert(reason && strstr(reason, "cannot give the network") && strstr(reason, block), "reason: %s",
+		  reason ? reason : "(none)");
+	json_decref(doc);
+	cr_assert(!exists(m) && !netns_of(tag, m), "the member of the failed claim or its namespace is left");
+	cr_assert_eq(sb_network_address(addr, f.root, m, NULL), SB_ERR_NOTFOUND, "the member's lease is left");
+	sbf_ok(SB("rm", "--force", "blocked"), "rm --force blocked once the path is free");
+	cr_assert(!netns_of(tag, "blocked") && sb_network_address(addr, f.root, "blocked", NULL) == SB_ERR_NOTFOUND,
+		  "rm left the failed sandbox's namespace or lease");
+	cr_assert(tu_wait_for(refill_done, NULL, WAIT_MS), "the claim's refill never ended");
+	r = SB("gc", "--dry-run");
+	cr_assert(!strstr(r.out, "network object"), "the failed claim left network objects: %s", r.out);
+	tu_run_free(&r);
+	wait_ready(1, "after the failed claim");
+	char *m2 = member(), *mid2 = record_id(m2);
+	sbf_ok(SB("create", "blocked", "--image", SBF_IMAGE, "--network", "on"), "create once the path is free");
+	char *id = record_id("blocked");
+	cr_assert_str_eq(id, mid2, "the refill's next member was not claimed");
+	cr_assert(tu_wait_for(refill_done, NULL, WAIT_MS), "the claim's refill never ended");
+	sbf_ok(SB("rm", "blocked"), "rm blocked");
+	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
+	free(block);
+	free(m);
+	free(m2);
+	free(mid2);
+	free(id);
+}
