@@ -449,6 +449,32 @@ Test(pool, network_on_member_hands_its_network_to_the_claimer)
 	free(off_id);
 }
 
+/* A network configuration of the test's own (private ranges allowed) and a
+ * pool of one ready member with network on; tag gets the root's tag. */
+static void network_pool(char tag[7])
+{
+	nt_names_init(&net_names);
+	nt_config_write(&net_names, f.dir);
+	cr_assert_eq(sb_network_tag(tag, f.root, NULL), 0);
+	sbf_ok(SB("pool", "set", SBF_IMAGE, "--size", "1", "--network", "on"), "pool set");
+	sbf_ok(SB("pool", "refill"), "pool refill");
+	wait_ready(1, "pool set");
+}
+
+/* create NAME with network on claims the pool's ready member; the claim's
+ * refill is waited for. */
+static void create_claims(const char *name)
+{
+	char *m = member(), *mid = record_id(m);
+	sbf_ok(SB("create", name, "--image", SBF_IMAGE, "--network", "on"), "create");
+	char *id = record_id(name);
+	cr_assert_str_eq(id, mid, "'%s' did not claim the ready member %s", name, m);
+	free(id);
+	free(mid);
+	free(m);
+	cr_assert(tu_wait_for(refill_done, NULL, WAIT_MS), "the claim's refill never ended");
+}
+
 /* A member whose network was built under other network settings (here:
  * private ranges were allowed, now they are blocked) is handed to nobody:
  * create boots one as configured, and the next refill replaces the member
@@ -456,12 +482,7 @@ Test(pool, network_on_member_hands_its_network_to_the_claimer)
 Test(pool, member_of_other_network_settings_is_not_claimed)
 {
 	char tag[7];
-	nt_names_init(&net_names);
-	nt_config_write(&net_names, f.dir);
-	cr_assert_eq(sb_network_tag(tag, f.root, NULL), 0);
-	sbf_ok(SB("pool", "set", SBF_IMAGE, "--size", "1", "--network", "on"), "pool set");
-	sbf_ok(SB("pool", "refill"), "pool refill");
-	wait_ready(1, "pool set");
+	network_pool(tag);
 	char *m = member(), *mid = record_id(m);
 	nt_config_write_blocking(&net_names, f.dir);
 	cr_assert_eq(ready_of(), 0, "a member of other network settings is counted as ready");
@@ -471,21 +492,14 @@ Test(pool, member_of_other_network_settings_is_not_claimed)
 	cr_assert(exists(m), "the member went before a refill");
 	sbf_ok(SB("pool", "refill"), "pool refill");
 	wait_ready(1, "after the settings changed");
-	char *m2 = member(), *mid2 = record_id(m2);
 	cr_assert(!exists(m) && !netns_of(tag, m), "the refill left the member of other settings or its namespace");
-	sbf_ok(SB("create", "claimed", "--image", SBF_IMAGE, "--network", "on"), "create claimed");
-	char *id2 = record_id("claimed");
-	cr_assert_str_eq(id2, mid2, "the member of the settings now was not claimed");
-	cr_assert(tu_wait_for(refill_done, NULL, WAIT_MS), "the claim's refill never ended");
+	create_claims("claimed");
 	sbf_ok(SB("rm", "moved"), "rm moved");
 	sbf_ok(SB("rm", "claimed"), "rm claimed");
 	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
 	free(m);
 	free(mid);
 	free(id);
-	free(m2);
-	free(id2);
-	free(mid2);
 }
 
 /* A claim whose network cannot take the new name (a directory sits at its
@@ -497,12 +511,7 @@ Test(pool, member_of_other_network_settings_is_not_claimed)
 Test(pool, network_claim_that_fails_leaves_nothing)
 {
 	char tag[7], addr[16], *block;
-	nt_names_init(&net_names);
-	nt_config_write(&net_names, f.dir);
-	cr_assert_eq(sb_network_tag(tag, f.root, NULL), 0);
-	sbf_ok(SB("pool", "set", SBF_IMAGE, "--size", "1", "--network", "on"), "pool set");
-	sbf_ok(SB("pool", "refill"), "pool refill");
-	wait_ready(1, "pool set");
+	network_pool(tag);
 	char *m = member();
 	block = sb_strdupf("/run/netns/sb-%s-blocked", tag);
 	cr_assert_eq(mkdir(block, 0700), 0);
@@ -527,16 +536,9 @@ Test(pool, network_claim_that_fails_leaves_nothing)
 	cr_assert(!strstr(r.out, "network object"), "the failed claim left network objects: %s", r.out);
 	tu_run_free(&r);
 	wait_ready(1, "after the failed claim");
-	char *m2 = member(), *mid2 = record_id(m2);
-	sbf_ok(SB("create", "blocked", "--image", SBF_IMAGE, "--network", "on"), "create once the path is free");
-	char *id = record_id("blocked");
-	cr_assert_str_eq(id, mid2, "the refill's next member was not claimed");
-	cr_assert(tu_wait_for(refill_done, NULL, WAIT_MS), "the claim's refill never ended");
+	create_claims("blocked");
 	sbf_ok(SB("rm", "blocked"), "rm blocked");
 	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
 	free(block);
 	free(m);
-	free(m2);
-	free(mid2);
-	free(id);
 }
