@@ -95,9 +95,9 @@ static void remove_users(void)
 	      "! getent group %s >/dev/null || groupdel %s", user_in, user_out, group_name, group_name);
 }
 
-/* The --listen servers a test started and has not stopped: a failed
- * assertion skips server_stop, and a listening server does not end by
- * itself (a stdio one ends with its input). */
+/* The --listen servers (and the bridge test's socket helper) a test started
+ * and has not stopped: a failed assertion skips their stop, and a listening
+ * server does not end by itself (a stdio one ends with its input). */
 static pid_t live[8];
 
 static void live_set(pid_t pid, pid_t to)
@@ -478,6 +478,11 @@ Test(mcp_sdk, non_root_bridge)
 	cr_assert_eq(tu_sh("cd '%s' && { python3 accept-socket.py '%s' %s '%s' --root '%s' mcp > '%s' & echo $! > '%s.pid'; }",
 			   clients, sock, group_name, bin, f.dir, out, out),
 		     0);
+	char *helper = tu_sh_out("cat '%s.pid'", out);
+	pid_t helper_pid = helper ? (pid_t)strtol(helper, NULL, 10) : 0;
+	free(helper);
+	cr_assert_gt(helper_pid, 0, "no pid of the socket helper");
+	live_set(0, helper_pid);
 	cr_assert(tu_wait_for(says_listening, out, WAIT_MS), "the socket helper did not start");
 
 	cr_assert_eq(tu_sh("cd '%s' && " NODE " mcp-sdk.mjs bridge '%s' '%s' '%s' foreign %s >&2", clients, bin, sock,
@@ -494,7 +499,8 @@ Test(mcp_sdk, non_root_bridge)
 	cr_assert(strstr(absent, "sandbench-mcp.socket") && strstr(absent, "status=5"), "%s", absent);
 	free(absent);
 
-	cr_assert_eq(tu_sh("kill $(cat '%s.pid')", out), 0);
+	cr_assert_eq(kill(helper_pid, SIGTERM), 0);
+	live_set(helper_pid, 0);
 	assert_only_foreign();
 	tu_remove(dir);
 	free(dir);
