@@ -60,6 +60,10 @@ struct sb_backend_exec {
 	const struct sb_backend_user *user;   /* NULL: root */
 	const char *ipid_file;               /* where its pid inside goes (for kill); NULL: nowhere */
 	const char *const *caps;             /* capabilities beyond the default ("CAP_SYS_ADMIN"; plain exec only); NULL: none */
+	/* started, not waited for: the call returns once the process runs (its
+	 * status 0), and it lives on with the stdio it was given (plain exec
+	 * only; SB_ERR_PREREQ where the backend cannot) */
+	int detach;
 	const char *scratch;                 /* pty: a file the backend may write; the caller removes it */
 	unsigned short rows, cols;           /* pty: the terminal's size */
 	struct sb_proc_opts proc;            /* deadline, stdio, capture */

@@ -62,6 +62,13 @@ int sb_pool_prune(size_t *removed, struct sb_root *root, struct sb_error *err);
  * when members were used up failing to (logged; create boots). */
 int sb_pool_claim(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
 		  struct sb_error *err);
+/* A pool member's namer (pool_namer.c): start starts it in the running
+ * member name (nothing where the program or the backend's detached exec is
+ * missing; a member it may have started in without its FIFOs is removed);
+ * name gives a claimed member b its name through it: 0 named, 1 no namer
+ * there (nothing sent: name it otherwise), negative when it failed. */
+int sb_pool_namer_start(struct sb_root *root, const char *name, struct sb_error *err);
+int sb_pool_namer_name(struct sb_box *b, struct sb_error *err);
 
 /* Fills the paths of sandbox name (checked) and takes its lock; with load, reads
  * the record too (SB_ERR_NOTFOUND naming the sandbox when there is none). */

@@ -431,7 +431,9 @@ static int boot_member(struct sb_root *root, const struct sb_pool_profile *p, st
 		.name = name, .image = p->digest, .kind = SB_KIND_TEMPORARY, .network = p->network,
 		.memory = p->memory, .cpus = p->cpus, .labels = &label, .n_labels = p->network != 0,
 	};
-	return sb_box_create(NULL, root, &spec, err);
+	if ((rc = sb_box_create(NULL, root, &spec, err)) < 0)
+		return rc;
+	return sb_pool_namer_start(root, name, err);
 }
 
 int sb_pool_refill(size_t *failed, struct sb_root *root, int wait, struct sb_error *err)

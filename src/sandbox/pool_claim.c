@@ -3,8 +3,9 @@
  * mount and runsc's open files move with it; runsc knows it by its id, which
  * stays), its record is the one create would have written (name, kind,
  * owner, labels, time), its network (network on) is renamed with it and its
- * identity is set: hostname inside the guest by an exec, /etc/hosts through
- * the file of its own directory that the guest sees bound read-only. */
+ * identity is set: hostname inside the guest by its namer (pool_namer.c) or
+ * an exec, /etc/hosts through the file of its own directory that the guest
+ * sees bound read-only. */
 #include "config.h"
 
 #include <dirent.h>
@@ -63,7 +64,8 @@ static int take_member(struct sb_box *m, struct sb_root *root, const char *name,
 	return matches(&m->rec, want, &m->settings) && sb_box_gone(m) == SB_ALIVE ? 0 : -1;
 }
 
-/* The new identity inside: hostname by an exec (the spec fixed it at boot),
+/* The new identity inside: hostname by the namer or an exec (the spec fixed
+ * it at boot),
  * /etc/hosts by rewriting, in place, the file the guest has bound read-only
  * (a host file of the sandbox's own directory, never a guest path). */
 static int set_identity(struct sb_box *b, struct sb_error *err)
@@ -77,7 +79,8 @@ static int set_identity(struct sb_box *b, struct sb_error *err)
 	if (fd >= 0)
 		close(fd);
 	free(hosts);
-	if (rc < 0 || (rc = sb_box_backend(b, err)) < 0)
+	/* the member's namer, else an exec of the image's hostname */
+	if (rc < 0 || (rc = sb_pool_namer_name(b, err)) <= 0 || (rc = sb_box_backend(b, err)) < 0)
 		return rc;
 	char *const argv[] = { "/bin/sh", "-c", "hostname \"$1\"",
 			       "sh", b->rec.name, NULL };

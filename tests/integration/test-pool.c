@@ -10,6 +10,8 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -198,50 +200,97 @@ Test(pool, claim_is_a_fresh_sandbox)
 	sbf_assert_reconciled(&f, "after the claims");
 }
 
-/* The claim sets the hostname by an exec that starts no runsc where this
- * build's protocol was measured (as every non-terminal exec); another
- * build's claim takes the CLI, and both claims are whole. */
-Test(pool, the_claims_exec_starts_no_runsc_where_measured)
+/* 1 when the member's namer is gone (its FIFO has no reader: ENXIO). */
+static int namer_gone(void *arg)
+{
+	char *path = sb_strdupf("%s/sandboxes/%s/namer.in", f.dir, (const char *)arg);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int gone = fd < 0 && errno == ENXIO;
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return gone;
+}
+
+/* The claim names the sandbox through the member's namer, started at boot:
+ * no process starts at the claim. Without a namer (it is gone, or the
+ * member's runsc could not start one without waiting) the claim names it by
+ * an exec, which starts no runsc where this build's protocol was measured
+ * (as every non-terminal exec) and takes the CLI on another build. Every
+ * claim is whole. */
+Test(pool, the_claim_names_through_the_namer_else_an_exec)
 {
 	char *log_env = sb_strdupf("SANDBENCH_LOG=%s/log", f.dir);
 	const char *env[] = { log_env, NULL };
+	struct stat st;
 
 	cr_assert_eq(tu_sh("cp \"$(command -v runsc)\" %s/runsc-other", f.dir), 0);
 	char *other = sb_strdupf("SANDBENCH_RUNSC=%s/runsc-other", f.dir);
 	const char *other_env[] = { other, log_env, NULL };
 	set_pool("1");
-	char *m = member(), *mid = record_id(m);
+	char *m = member(), *mid = record_id(m), *fifo = sb_strdupf("%s/sandboxes/%s/namer.in", f.dir, m);
+	cr_assert(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "member %s has no namer", m);
 	sbf_ok(tu_sandbench(f.dir, env, "create", "quick", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
 	assert_claimed("quick", m, mid);
-	char *log = sbf_take_log(&f), *direct = sb_strdupf("runsc exec %s: direct", mid);
-	char *cli = sb_strdupf("runsc exec %s: through the CLI", mid);
-	cr_assert(strstr(log, direct) && !strstr(log, cli), "the claim's exec: %s", log);
+	char *log = sbf_take_log(&f), *exec = sb_strdupf("runsc exec %s", mid);
+	cr_assert(strstr(log, "pool: 'quick' named by its namer") && !strstr(log, exec), "the claim: %s", log);
 	free(log);
-	free(direct);
-	free(cli);
+	free(exec);
+	char *out = sbf_sh(&f, NULL, "quick", "ps -o args | grep -c '[s]andbench-namer'; ls -A /workspace | wc -l", NULL);
+	cr_assert_str_eq(out, "0\n0\n", "the namer or its program is left in the claimed sandbox: %s", out);
+	free(out);
+	out = tu_sh_out("ls -A %s/sandboxes/quick | grep -c namer", f.dir);
+	cr_assert_str_eq(out, "0", "namer files are left in the claimed sandbox's folder: %s", out);
+	free(out);
+	free(fifo);
 	free(m);
 	free(mid);
+
+	/* the namer is gone (a line without a name ends it): an exec names the sandbox */
 	wait_ready(1, "after the first claim");
 	m = member();
 	mid = record_id(m);
-	/* the member runs on the measured build; the claimer is another one */
+	fifo = sb_strdupf("%s/sandboxes/%s/namer.in", f.dir, m);
+	cr_assert_eq(tu_sh("printf '\\n' > %s", fifo), 0);
+	cr_assert(tu_wait_for(namer_gone, m, WAIT_MS), "the namer of %s did not end", m);
+	sbf_ok(tu_sandbench(f.dir, env, "create", "direct", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
+	assert_claimed("direct", m, mid);
+	log = sbf_take_log(&f);
+	exec = sb_strdupf("runsc exec %s: direct", mid);
+	cr_assert(strstr(log, exec) && !strstr(log, "named by its namer"), "the claim without a namer: %s", log);
+	free(exec);
+	free(log);
+	free(fifo);
+	free(m);
+	free(mid);
+
+	/* members booted by another runsc build have no namer (it cannot start
+	 * one without waiting), and its claim takes the CLI */
+	wait_ready(1, "after the second claim");
+	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
+	sbf_ok(tu_sandbench(f.dir, other_env, "pool", "set", SBF_IMAGE, "--size", "1", NULL), "pool set");
+	sbf_ok(tu_sandbench(f.dir, other_env, "pool", "refill", NULL), "pool refill");
+	m = member();
+	mid = record_id(m);
+	fifo = sb_strdupf("%s/sandboxes/%s/namer.in", f.dir, m);
+	cr_assert(lstat(fifo, &st) < 0, "member %s of another runsc build has a namer", m);
+	free(fifo);
 	sbf_ok(tu_sandbench(f.dir, other_env, "create", "slow", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
 	assert_claimed("slow", m, mid);
 	log = sbf_take_log(&f);
-	cli = sb_strdupf("runsc exec %s: through the CLI: not a runsc build whose protocol was measured", mid);
-	direct = sb_strdupf("runsc exec %s: direct", mid);
-	cr_assert(strstr(log, cli) && !strstr(log, direct), "the other build's claim: %s", log);
-	free(direct);
+	char *cli = sb_strdupf("runsc exec %s: through the CLI: not a runsc build whose protocol was measured", mid);
+	cr_assert(strstr(log, cli) && !strstr(log, "named by its namer"), "the other build's claim: %s", log);
 	free(log);
 	free(cli);
 	free(m);
 	free(mid);
 	wait_ready(1, "end");
 	sbf_ok(SB("rm", "quick"), "rm");
+	sbf_ok(SB("rm", "direct"), "rm");
 	sbf_ok(SB("rm", "slow"), "rm");
 	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
 	sbf_ok(SB("gc"), "gc");
-	sbf_assert_reconciled(&f, "after both claims");
+	sbf_assert_reconciled(&f, "after the claims");
 	free(other);
 	free(log_env);
 }

@@ -457,7 +457,8 @@ Test(urpc, another_runsc_build_or_a_missing_state_uses_the_cli)
 }
 
 /* The child of a direct exec (exec_direct.c) against this process playing
- * the sandbox: how it ends, what it sent, the pid file and the log. */
+ * the sandbox: how it ends, what it sent, the pid file and the log;
+ * detach: started, not waited for. */
 enum quick_play { QUICK_RUNS, QUICK_REFUSED, QUICK_LOST };
 struct quick_run {
 	int status, files[3];
@@ -465,7 +466,7 @@ struct quick_run {
 	char *ipid, *log;
 };
 
-static struct quick_run quick_against(enum quick_play play)
+static struct quick_run quick_against(enum quick_play play, int detach)
 {
 	static const char *const replies[][3] = {
 		[QUICK_RUNS] = { "{\"success\":true,\"err\":\"\",\"result\":null}",
@@ -485,7 +486,7 @@ static struct quick_run quick_against(enum quick_play play)
 	cr_assert(log && args);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	struct sb_runsc_quick q = { .id = "sb-1", .ipid_file = ipid, .sock = sv[1],
-				    .lock_fd = open(dir, O_RDONLY | O_CLOEXEC) };
+				    .lock_fd = open(dir, O_RDONLY | O_CLOEXEC), .detach = detach };
 	cr_assert_eq(sb_urpc_encode(&q.signal_req, "containerManager.Signal", NULL, NULL), 0);
 	cr_assert_eq(sb_urpc_encode(&q.exec_req, "containerManager.ExecuteAsync", args, NULL), 0);
 	q.wait_head = strdup("{\"method\":\"containerManager.WaitPID\",\"arg\":{\"CID\":\"sb-1\",\"PID\":");
@@ -524,7 +525,7 @@ static struct quick_run quick_against(enum quick_play play)
 
 Test(urpc, the_exec_child_runs_the_process_without_allocating)
 {
-	struct quick_run r = quick_against(QUICK_RUNS);
+	struct quick_run r = quick_against(QUICK_RUNS, 0);
 
 	cr_assert_eq(r.status, 7, "the process's exit status (1792 = 7 << 8)");
 	cr_assert(strstr(r.req[0], "\"method\":\"containerManager.Signal\"") && r.files[0] == 0, "%s", r.req[0]);
@@ -540,7 +541,7 @@ Test(urpc, the_exec_child_runs_the_process_without_allocating)
 
 Test(urpc, the_exec_child_leaves_a_refusal_to_the_cli_and_a_lost_process_to_the_caller)
 {
-	struct quick_run r = quick_against(QUICK_REFUSED);
+	struct quick_run r = quick_against(QUICK_REFUSED, 0);
 
 	cr_assert_eq(r.status, 99, "refused before anything ran: the child goes on to exec runsc");
 	cr_assert_str_eq(r.ipid, "");
@@ -548,10 +549,32 @@ Test(urpc, the_exec_child_leaves_a_refusal_to_the_cli_and_a_lost_process_to_the_
 		  r.log);
 	free(r.ipid);
 	free(r.log);
-	r = quick_against(QUICK_LOST);
+	r = quick_against(QUICK_LOST, 0);
 	cr_assert_eq(r.status, 128, "started, then no answer: runsc exec's own failure status");
 	cr_assert_str_eq(r.ipid, "42");
 	cr_assert(strstr(r.log, "runsc exec sb-1: direct, lost: "), "%s", r.log);
+	free(r.ipid);
+	free(r.log);
+}
+
+/* A detached exec (a pool member's namer) ends once the process runs: no
+ * WaitPID, status 0; refused, it fails rather than leave it to the CLI,
+ * which would wait. */
+Test(urpc, a_detached_exec_child_ends_once_the_process_runs)
+{
+	struct quick_run r = quick_against(QUICK_LOST, 1);
+
+	cr_assert_eq(r.status, 0, "started: the child's status is 0");
+	cr_assert(strstr(r.req[1], "\"method\":\"containerManager.ExecuteAsync\""), "%s", r.req[1]);
+	cr_assert_str_eq(r.req[2], "", "a detached exec does not wait for the process");
+	cr_assert_str_eq(r.ipid, "42", "the pid inside, where kill reads it");
+	cr_assert(strstr(r.log, "runsc exec sb-1: direct, ") && strstr(r.log, " ms, detached"), "%s", r.log);
+	free(r.ipid);
+	free(r.log);
+	r = quick_against(QUICK_REFUSED, 1);
+	cr_assert_eq(r.status, 128, "refused: a failure, never the CLI");
+	cr_assert_str_eq(r.ipid, "");
+	cr_assert(strstr(r.log, "runsc exec sb-1: direct, lost: no such file"), "%s", r.log);
 	free(r.ipid);
 	free(r.log);
 }

@@ -236,8 +236,9 @@ _Noreturn static void finish(const struct sb_runsc_quick *q, const char *why, lo
 		_exit(LOST_STATUS);
 	}
 	sb_log_safe((const char *const[]){ "runsc exec ", q->id, ": direct, ",
-					   sb_log_decimal(ms, sb_clock_monotonic_ms() - t0), " ms, status ",
-					   sb_log_decimal(st, status), NULL });
+					   sb_log_decimal(ms, sb_clock_monotonic_ms() - t0),
+					   q->detach ? " ms, detached" : " ms, status ",
+					   q->detach ? "" : sb_log_decimal(st, status), NULL });
 	_exit(status);
 }
 
@@ -257,6 +258,8 @@ int sb_runsc_quick_child(void *arg)
 		why = "no pid in the answer";
 		rc = -1;
 	}
+	if (rc == 1 && q->detach)
+		finish(q, why, t0, 0);
 	if (rc == 1) {
 		sb_log_safe((const char *const[]){ "runsc exec ", q->id,
 						   ": through the CLI: the sandbox refused the call: ", why, NULL });
@@ -270,6 +273,8 @@ int sb_runsc_quick_child(void *arg)
 	close(q->lock_fd);
 	long long pid = r.result;
 	write_ipid(q, pid);
+	if (q->detach)
+		finish(q, NULL, t0, 0);
 	const char *digits = sb_log_decimal(num, pid);
 	size_t head = strlen(q->wait_head), nd = strlen(digits);
 	if (head + nd + 3 > sizeof(req))

@@ -120,12 +120,15 @@ int sb_runsc_freeze_direct(struct sb_runsc *rs, const char *build, const struct 
  * sb_runsc_quick_child is then the pre_exec hook of the child that would
  * exec `runsc exec`: it runs the process (an OCI process as a --process
  * file has it) on that child's stdio and exits with its status (128+signal),
- * or returns 0 for the CLI when the sandbox refuses the call. forked is the
- * after_fork hook; clear releases what is left. */
+ * or returns 0 for the CLI when the sandbox refuses the call. detach: the
+ * child exits 0 once the process runs, without waiting for it (and fails
+ * when the sandbox refuses: no CLI then). forked is the after_fork
+ * hook; clear releases what is left. */
 struct sb_runsc_quick {
 	const char *id;
 	const char *ipid_file;           /* where the pid inside goes, as with --internal-pid-file */
 	int sock, lock_fd;               /* the control socket and runsc's lock, for the child */
+	int detach;                      /* started, not waited for */
 	char *signal_req, *exec_req;     /* the requests, encoded */
 	char *wait_head;                 /* WaitPID's request up to the pid */
 };

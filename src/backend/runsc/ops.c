@@ -150,12 +150,19 @@ static int be_exec(struct sb_proc_result *res, void *p, const struct sb_backend_
 	c.proc = x->proc;
 	/* the child that would start runsc exec runs it without the CLI where it can */
 	struct sb_runsc_quick q;
-	if (sb_runsc_quick_init(&q, ((struct runsc_be *)p)->rs, be_build(p), sb->rec->id, proc, x->ipid_file)) {
+	int quick = sb_runsc_quick_init(&q, ((struct runsc_be *)p)->rs, be_build(p), sb->rec->id, proc, x->ipid_file);
+	json_decref(proc);
+	if (quick) {
+		q.detach = x->detach;
 		c.pre_exec = sb_runsc_quick_child;
 		c.after_fork = sb_runsc_quick_forked;
 		c.pre_exec_arg = &q;
+	} else if (x->detach) {
+		/* runsc exec --detach would leave a runsc process behind per call */
+		if (fd >= 0)
+			close(fd);
+		return sb_error_set(err, SB_ERR_PREREQ, _("this runsc cannot start a process without waiting for it"));
 	}
-	json_decref(proc);
 	rc = sb_runsc_run(res, ((struct runsc_be *)p)->rs, &c, err);
 	sb_runsc_quick_clear(&q);
 	if (fd >= 0)
