@@ -87,8 +87,10 @@ static int image_config(struct sb_record *rec, const char *exec_config)
 }
 
 /* Pins the image: its manifest digest goes into the record; the rootfs is
- * found again from the digest at every boot. */
-static int resolve_image(struct sb_record *rec, struct sb_root *root, const char *image, struct sb_error *err)
+ * found again from the digest at every boot. with_config: its configuration
+ * (Env, WorkingDir, User) too. */
+static int resolve_image(struct sb_record *rec, struct sb_root *root, const char *image, int with_config,
+			 struct sb_error *err)
 {
 	struct sb_image_info info;
 	int rc;
@@ -97,12 +99,12 @@ static int resolve_image(struct sb_record *rec, struct sb_root *root, const char
 		return sb_error_set(err, SB_ERR_INVALID, _("no image given"));
 	if ((rc = sb_image_resolve(&info, root, image, err)) < 0)
 		return rc;
-	if ((rc = sb_image_read_exec_config(&info, root, err)) < 0) {
+	if (with_config && (rc = sb_image_read_exec_config(&info, root, err)) < 0) {
 		sb_image_info_clear(&info);
 		return rc;
 	}
 	memcpy(rec->image_digest, info.digest, sizeof(rec->image_digest));
-	if (!(rec->image_ref = strdup(info.ref)) || image_config(rec, info.exec_config) < 0)
+	if (!(rec->image_ref = strdup(info.ref)) || (with_config && image_config(rec, info.exec_config) < 0))
 		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
 	sb_image_info_clear(&info);
 	return rc;
@@ -263,7 +265,7 @@ int sb_box_new_record(struct sb_record *rec, struct sb_root *root, const struct 
 {
 	int rc = fill_record(rec, spec, set, err);
 
-	return rc < 0 ? rc : resolve_image(rec, root, spec->image, err);
+	return rc < 0 ? rc : resolve_image(rec, root, spec->image, 0, err);
 }
 
 int sb_box_make_dirs(struct sb_box *b, struct sb_error *err)
@@ -351,7 +353,7 @@ static int create_locked(struct sb_sandbox_info *out, struct sb_root *root, cons
 	if ((rc = sb_box_open(&b, root, spec->name, BOX_LOCK_NONE, 0, err)) < 0)
 		goto out;
 	if ((rc = check_spec(spec, err)) < 0 || (rc = fill_record(&b.rec, spec, &b.settings, err)) < 0 ||
-	    (rc = resolve_image(&b.rec, root, spec->image, err)) < 0)
+	    (rc = resolve_image(&b.rec, root, spec->image, 1, err)) < 0)
 		goto out;
 	if (mkdir(b.dir, 0700) < 0) {
 		rc = errno == EEXIST ? sb_error_set(err, SB_ERR_EXISTS, _("a sandbox named '%s' already exists"), spec->name)

@@ -51,7 +51,9 @@ int sb_box_name_check(const char *name, struct sb_error *err);
  * through it) and without the pool's claim. */
 int sb_box_create(struct sb_sandbox_info *out, struct sb_root *root, const struct sb_sandbox_spec *spec,
 		  struct sb_error *err);
-/* The record a create of spec makes (new id, image resolved and pinned). */
+/* The record a create of spec makes (new id, image resolved and pinned),
+ * but for the image's configuration, which is not read: a pool member of
+ * the same image digest has it (the claim takes it from there). */
 int sb_box_new_record(struct sb_record *rec, struct sb_root *root, const struct sb_sandbox_spec *spec,
 		      const struct sb_settings *set, struct sb_error *err);
 /* Removes pool members no profile wants or that are not running, unless a

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "internal.h"
 #include "base/fs.h"
 #include "base/i18n.h"
@@ -106,6 +108,8 @@ static int become(struct sb_box *b, struct sb_record *rec, const struct sb_recor
 	memcpy(rec->id, member->id, sizeof(rec->id));
 	memcpy(rec->backend, member->backend, sizeof(rec->backend));
 	memcpy(rec->boot_id, member->boot_id, sizeof(rec->boot_id));
+	/* the image's configuration: the member's, of the same digest */
+	rec->image_config = json_incref(member->image_config);
 	free(rec->runtime_build);
 	if (!(rec->runtime_build = strdup(member->runtime_build ? member->runtime_build : "")))
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
