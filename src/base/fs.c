@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fs.h"
 #include "base/hooks.h"
 #include "base/i18n.h"
@@ -67,6 +69,26 @@ int sb_fs_mkdirs(const char *path, mode_t mode, struct sb_error *err)
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return sb_error_set(err, SB_ERR_IO, _("'%s' exists and is not a directory"), path);
 	return 0;
+}
+
+ssize_t sb_fs_read_to_end(int fd, char *buf, size_t size, int timeout_ms)
+{
+	long long deadline = sb_clock_monotonic_ms() + timeout_ms;
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long long left = deadline - sb_clock_monotonic_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) == 0)
+			return -1;
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0 || (len += (size_t)n) == size - 1)
+			break;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
 }
 
 int sb_fs_fsync_dir(const char *dir, struct sb_error *err)

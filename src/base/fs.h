@@ -33,6 +33,11 @@ int sb_fs_replace(const char *path, const void *data, size_t len, mode_t mode, i
 int sb_fs_write_changed(const char *path, const void *data, size_t len, mode_t mode, struct sb_error *err);
 /* Reads a whole (small) file; *out is NUL-terminated and malloc'd. max bounds it. */
 int sb_fs_read_file(char **out, size_t *len, const char *path, size_t max, struct sb_error *err);
+/* Reads a pipe or FIFO until its end (its last writer closed) into buf, at
+ * most size - 1 bytes (more is left unread), NUL-terminated, within
+ * timeout_ms in all: a short answer of another process. The length, or -1
+ * when the deadline came first. */
+ssize_t sb_fs_read_to_end(int fd, char *buf, size_t size, int timeout_ms);
 int sb_fs_fsync_dir(const char *dir, struct sb_error *err);
 /* 1 when path is a directory with something mounted on it (its device
  * differs from its parent's); a symlink never is. */

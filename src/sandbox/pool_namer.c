@@ -12,14 +12,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "base/clock.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/log.h"
@@ -168,26 +166,14 @@ int sb_pool_namer_start(struct sb_root *root, const char *name, struct sb_error 
 	return rc < 0 ? rc : 0;
 }
 
-/* Reads the namer's answer until its end (its stdout closes as it exits). */
+/* The namer's answer, read until its end (its stdout closes as it exits). */
 static int await_answer(int fd, const char *name, struct sb_error *err)
 {
 	char buf[256];
-	size_t len = 0;
-	long long deadline = sb_clock_monotonic_ms() + NAMER_MS;
+	ssize_t len = sb_fs_read_to_end(fd, buf, sizeof(buf), NAMER_MS);
 
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long long left = deadline - sb_clock_monotonic_ms();
-		if (left <= 0 || poll(&p, 1, (int)left) == 0)
-			return sb_error_set(err, SB_ERR_TIMEOUT, _("the pool's namer did not name sandbox '%s' in time"),
-					    name);
-		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0 || (len += (size_t)n) == sizeof(buf) - 1)
-			break;
-	}
-	buf[len] = '\0';
+	if (len < 0)
+		return sb_error_set(err, SB_ERR_TIMEOUT, _("the pool's namer did not name sandbox '%s' in time"), name);
 	if (strcmp(buf, "ok\n") != 0)
 		return sb_error_set(err, SB_ERR_RUNTIME, _("the pool's namer could not name sandbox '%s': %s"), name,
 				    len ? buf : _("it ended"));

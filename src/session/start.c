@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "base/clock.h"
 #include "base/fs.h"
 #include "base/i18n.h"
 #include "base/proc.h"
@@ -151,23 +149,9 @@ static int open_dir(struct sess_dir *d, int *lock_fd, struct sb_error *err)
 static int await_ready(int fd, const struct sess_dir *d, struct sb_error *err)
 {
 	char buf[1200];
-	size_t len = 0;
-	long long deadline = sb_clock_monotonic_ms() + READY_MS;
 
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long long left = deadline - sb_clock_monotonic_ms();
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return sb_error_set(err, SB_ERR_TIMEOUT, _("session '%s' of sandbox '%s' did not start"), d->id,
-					    d->name);
-		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
+	if (sb_fs_read_to_end(fd, buf, sizeof(buf), READY_MS) < 0)
+		return sb_error_set(err, SB_ERR_TIMEOUT, _("session '%s' of sandbox '%s' did not start"), d->id, d->name);
 	if (strncmp(buf, "OK ", 3) == 0)
 		return 0;
 	int code = SB_ERR_RUNTIME, at = 0;

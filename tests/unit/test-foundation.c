@@ -112,6 +112,30 @@ Test(foundation, read_file_limit)
 	free(path);
 }
 
+/* A short answer of another process: up to its writer's end, cut at the
+ * buffer, or -1 at the deadline while a writer stays. */
+Test(foundation, read_to_end_of_a_pipe)
+{
+	char buf[8];
+	int p[2];
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], "ok\n", 3), 3);
+	close(p[1]);
+	cr_assert_eq(sb_fs_read_to_end(p[0], buf, sizeof(buf), 5000), 3);
+	cr_assert_str_eq(buf, "ok\n");
+	close(p[0]);
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], "0123456789", 10), 10);
+	cr_assert_eq(sb_fs_read_to_end(p[0], buf, sizeof(buf), 5000), 7, "the buffer's size less its NUL");
+	cr_assert_str_eq(buf, "0123456");
+	long long t0 = sb_clock_monotonic_ms();
+	cr_assert_eq(sb_fs_read_to_end(p[0], buf, sizeof(buf), 50), -1, "a writer that stays: the deadline");
+	cr_assert_geq(sb_clock_monotonic_ms() - t0, 50);
+	close(p[0]);
+	close(p[1]);
+}
+
 Test(foundation, json_roundtrip_and_malformed)
 {
 	struct sb_error err;
