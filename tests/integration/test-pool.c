@@ -112,6 +112,16 @@ static char *record_id(const char *name)
 	return id;
 }
 
+/* The record's image configuration (Env, WorkingDir, User) as JSON text. */
+static char *image_config_of(const char *name)
+{
+	struct sb_record rec;
+	cr_assert_eq(sb_record_load(&rec, f.root, name, NULL), 0, "no record of '%s'", name);
+	char *text = rec.image_config ? json_dumps(rec.image_config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("none");
+	sb_record_clear(&rec);
+	return text;
+}
+
 static int exists(const char *name)
 {
 	char *path = sb_strdupf("%s/sandboxes/%s", f.dir, name);
@@ -169,8 +179,15 @@ Test(pool, claim_is_a_fresh_sandbox)
 	cr_assert(!strstr(r.out, SB_POOL_PREFIX), "ls shows a pool member: %s", r.out);
 	tu_run_free(&r);
 	sbf_ok(SB("reap", "--dry-run"), "reap");
+	char *cfg = image_config_of(m);
+	cr_assert(strstr(cfg, "\"Env\""), "the member has no image configuration: %s", cfg);
 	sbf_ok(SB("create", "alpha", "--image", SBF_IMAGE, "--owner", "agent-7"), "create alpha");
 	assert_claimed("alpha", m, mid);
+	/* the claim takes the image's configuration from the member, as create reads it */
+	char *claimed = image_config_of("alpha");
+	cr_assert_str_eq(claimed, cfg, "the claimed record's image configuration");
+	free(claimed);
+	free(cfg);
 	free(sbf_sh(&f, NULL, "alpha", "echo secret > /workspace/left; echo x > /root/left", NULL));
 	/* the claimer's background refill boots a replacement */
 	wait_ready(1, "after the claim");
