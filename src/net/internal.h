@@ -39,6 +39,10 @@ int sb_lease_find(uint32_t *addr, struct sb_root *root, const char *name, struct
  * (SB_ERR_LIMIT when the subnet is full). */
 int sb_lease_take(uint32_t *addr, struct sb_root *root, const struct sb_subnet *subnet, const char *name,
 		  struct sb_error *err);
+/* SB_ERR_STATE, naming one, while a lease lies outside subnet (it was
+ * changed under it): a new address could then get the veth name of that
+ * lease's sandbox, numbered within the old subnet (network.c). 0: none. */
+int sb_lease_check_subnet(struct sb_root *root, const struct sb_subnet *subnet, struct sb_error *err);
 /* Drops the lease of name; no lease is not an error. */
 int sb_lease_release(struct sb_root *root, const char *name, struct sb_error *err);
 /* Moves the lease of from to the name to (SB_ERR_EXISTS when to has one). */

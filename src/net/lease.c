@@ -187,6 +187,39 @@ static int write_temp(char **tmp, const char *dir, const char *name, struct sb_e
 	return rc;
 }
 
+/* 1 and *out when a lease lies outside subnet, 0 when none does. */
+static int find_foreign(struct sb_lease *out, struct sb_root *root, const struct sb_subnet *subnet,
+			struct sb_error *err)
+{
+	struct sb_lease *list;
+	size_t n;
+	int rc = sb_lease_list(&list, &n, root, err);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (!sb_subnet_contains(subnet, list[i].addr)) {
+			*out = list[i];
+			rc = 1;
+		}
+	free(list);
+	return rc;
+}
+
+int sb_lease_check_subnet(struct sb_root *root, const struct sb_subnet *subnet, struct sb_error *err)
+{
+	struct sb_lease other = { 0 };
+	char dotted[16];
+	int rc = find_foreign(&other, root, subnet, err);
+
+	if (rc <= 0)
+		return rc;
+	return sb_error_set(err, SB_ERR_STATE,
+			    _("sandbox '%s' has address %s outside the configured subnet (was network_subnet changed?): "
+			      "remove it, or set the subnet back, before a sandbox gets a new address"),
+			    other.name, sb_ipv4_format(dotted, other.addr));
+}
+
 int sb_lease_take(uint32_t *addr, struct sb_root *root, const struct sb_subnet *subnet, const char *name,
 		  struct sb_error *err)
 {

@@ -45,6 +45,7 @@ struct net_ctx {
 	const char *dns_upstream;
 	char alias[32];          /* the bridge's ifalias: marks it as this root's */
 	int lock_fd;
+	int foreign;             /* gc: a lease lies outside the subnet (it was changed) */
 };
 
 int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err)
@@ -494,7 +495,9 @@ int sb_network_setup(struct sb_netinfo *out, struct sb_root *root, const struct 
 	if (rc < 0 || (rc = host_lock(&c, err)) < 0)
 		return rc;
 	int fresh = sb_lease_find(&addr, root, name, NULL) == SB_ERR_NOTFOUND;
-	if ((rc = ensure_bridge(&c, err)) == 0 && (rc = sb_nat_ensure(c.bridge, err)) == 0 &&
+	/* before anything changes: the bridge would get the new subnet's gateway */
+	if ((!fresh || (rc = sb_lease_check_subnet(root, &c.subnet, err)) == 0) && (rc = ensure_bridge(&c, err)) == 0 &&
+	    (rc = sb_nat_ensure(c.bridge, err)) == 0 &&
 	    (rc = sb_egress_nft_ensure(c.bridge, err)) == 0 &&
 	    (rc = sb_lease_take(&addr, root, &c.subnet, name, err)) == 0) {
 		fill_info(out, &c, addr);
@@ -794,6 +797,10 @@ static int scan_dir(struct sb_net_orphan **list, size_t *n, const char *dir, con
 			char *end;
 			unsigned long idx = strtoul(rest, &end, 16);
 			kept = *rest && !*end && leased_addr(l, nl, c->subnet.net + (uint32_t)idx);
+			/* a veth is numbered within the subnet its sandbox was given an
+			 * address of: while a lease lies outside this one, which veth is
+			 * whose cannot be told, and none is taken for an orphan */
+			kept = kept || c->foreign;
 		}
 		if (!kept && add_orphan(list, n, kind, de->d_name) < 0) {
 			closedir(d);
@@ -836,6 +843,8 @@ int sb_network_orphans(struct sb_net_orphan **out, size_t *count, struct sb_root
 	*count = 0;
 	if (rc < 0 || (rc = sb_lease_list(&leases, &nl, root, err)) < 0)
 		return rc;
+	for (size_t i = 0; i < nl; i++)
+		c.foreign |= !sb_subnet_contains(&c.subnet, leases[i].addr);
 	for (size_t i = 0; i < nl && !oom; i++) {
 		char *rec = sb_root_record_file(root, leases[i].name);
 		oom = !rec || (access(rec, F_OK) != 0 && add_orphan(&list, &n, SB_NET_ORPHAN_LEASE, leases[i].name) < 0);

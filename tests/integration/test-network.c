@@ -250,6 +250,50 @@ Test(network, orphans_are_found_and_removed)
 	sb_netinfo_clear(&n);
 }
 
+/* The subnet changed under a sandbox that holds an address: no new address
+ * (its veth, numbered within the new subnet, could take the name of the
+ * old one's) and nothing changed on the bridge; gc takes no veth for an
+ * orphan; once the old sandbox is gone the new subnet serves. */
+Test(network, a_changed_subnet_gives_no_address_while_an_old_one_is_held)
+{
+	struct sb_netinfo old, moved_net;
+	struct sb_net_orphan *list;
+	struct sb_error err;
+	struct sb_subnet s;
+	char other[24], net[16];
+	size_t count;
+	uint32_t a;
+
+	cr_assert_eq(sb_subnet_parse(&s, names.subnet, NULL), 0);
+	snprintf(other, sizeof(other), "%s/24", sb_ipv4_format(net, s.net ^ 0x8000));
+	struct sb_network_config moved = cfg;
+	moved.subnet = other;
+	net_names[0] = "old";
+	cr_assert_eq(sb_network_setup(&old, root, &cfg, "old", &err), 0, "%s", err.msg);
+	char *before = tu_sh_out("ip -o -4 addr show dev %s", names.bridge);
+	cr_assert_eq(sb_network_setup(&moved_net, root, &moved, "new", &err), SB_ERR_STATE);
+	cr_assert(strstr(err.msg, "sandbox 'old' has address ") && strstr(err.msg, "outside the configured subnet"), "%s",
+		  err.msg);
+	char *after = tu_sh_out("ip -o -4 addr show dev %s", names.bridge);
+	cr_assert_str_eq(after, before, "the refused setup changed the bridge");
+	free(before);
+	free(after);
+	cr_assert_eq(sb_lease_find(&a, root, "new", NULL), SB_ERR_NOTFOUND, "the refused setup left a lease");
+	cr_assert_eq(sb_network_orphans(&list, &count, root, &moved, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < count; i++)
+		cr_assert_neq(list[i].kind, SB_NET_ORPHAN_VETH, "gc would take %s for an orphan", list[i].name);
+	free(list);
+	cr_assert(nt_link_exists(old.veth));
+	cr_assert_eq(sb_network_teardown(root, &cfg, "old", &err), 0, "%s", err.msg);
+	net_names[0] = NULL;
+	cr_assert_eq(sb_network_setup(&moved_net, root, &moved, "new", &err), 0, "%s", err.msg);
+	cr_assert_eq(sb_lease_find(&a, root, "new", NULL), 0);
+	cr_assert_eq(a, (s.net ^ 0x8000) + 2, "the new subnet's first address");
+	cr_assert_eq(sb_network_teardown(root, &moved, "new", &err), 0, "%s", err.msg);
+	sb_netinfo_clear(&old);
+	sb_netinfo_clear(&moved_net);
+}
+
 /* ---- runsc with its own network stack ---- */
 
 /* A busybox bundle; with net, the spec joins its namespace and binds resolv.conf. */

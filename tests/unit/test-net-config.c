@@ -105,6 +105,14 @@ Test(net_config, lease_outside_a_changed_subnet_is_refused)
 	cr_assert_eq(sb_subnet_parse(&s2, "10.77.7.0/24", NULL), 0);
 	cr_assert_eq(sb_lease_take(&a, root, &s1, "moved", NULL), 0);
 	cr_assert_eq(sb_lease_take(&a, root, &s2, "moved", NULL), SB_ERR_STATE);
+	/* no new address while one lies outside: its veth, numbered within the
+	 * old subnet, would share a name with the new one's */
+	struct sb_error err;
+	cr_assert_eq(sb_lease_check_subnet(root, &s1, NULL), 0);
+	cr_assert_eq(sb_lease_check_subnet(root, &s2, &err), SB_ERR_STATE);
+	cr_assert(strstr(err.msg, "sandbox 'moved' has address 10.77.6.2 outside the configured subnet"), "%s", err.msg);
+	cr_assert_eq(sb_lease_release(root, "moved", NULL), 0);
+	cr_assert_eq(sb_lease_check_subnet(root, &s2, NULL), 0);
 }
 
 /* A claimed pool member's lease: same address, new name, whole file. */
