@@ -26,6 +26,7 @@
 #define SYS_NET "/sys/class/net"
 #define RESOLV_DIR "network/resolv"
 #define DNS_DIR "network/dns"
+#define TAG_FILE "network/tag"      /* the root's path and its tag */
 /* The filtering resolver's port on the bridge's address: one per lease (two
  * roots have two bridges, so two addresses), below the ephemeral range. */
 #define DNS_PORT_BASE 20000
@@ -48,17 +49,47 @@ struct net_ctx {
 	int foreign;             /* gc: a lease lies outside the subnet (it was changed) */
 };
 
+/* The tag from ROOT/network/tag: "PATH\nTAG\n", when PATH is the root's. */
+static int tag_kept(char out[7], const char *file, const char *path)
+{
+	char *text = NULL;
+	size_t n = strlen(path), len;
+	int ok = sb_fs_read_file(&text, &len, file, n + 16, NULL) == 0 && len == n + 8 && !strncmp(text, path, n) &&
+		 text[n] == '\n' && strspn(text + n + 1, "0123456789abcdef") == 6 && text[n + 7] == '\n';
+
+	if (ok) {
+		memcpy(out, text + n + 1, 6);
+		out[6] = '\0';
+	}
+	free(text);
+	return ok;
+}
+
+/* The tag is a digest, and a process's first digest loads libcrypto and
+ * OpenSSL's configuration (1 to 1.5 ms, most of a network operation as
+ * quick as a pool claim): it is kept beside the path it was made from, so
+ * that a root that moved gets its own again. Not kept (a read-only root):
+ * made each time. */
 int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err)
 {
 	char digest[SB_DIGEST_STR_LEN];
 	const char *path = sb_root_path(root);
-	int rc = sb_sha256_buffer(digest, path, strlen(path), err);
+	char *file = sb_root_file(root, TAG_FILE), *dir = sb_root_file(root, "network");
+	int rc = 0;
 
-	if (rc < 0)
-		return rc;
-	memcpy(out, sb_digest_hex(digest), 6);
-	out[6] = '\0';
-	return 0;
+	if (!file || !dir)
+		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	else if (!tag_kept(out, file, path) && (rc = sb_sha256_buffer(digest, path, strlen(path), err)) == 0) {
+		memcpy(out, sb_digest_hex(digest), 6);
+		out[6] = '\0';
+		char *text = sb_strdupf("%s\n%s\n", path, out);
+		if (text && sb_fs_mkdirs(dir, 0700, NULL) == 0)
+			(void)sb_fs_write_atomic(file, text, strlen(text), 0600, NULL);
+		free(text);
+	}
+	free(file);
+	free(dir);
+	return rc;
 }
 
 static int valid_ifname(const char *s)

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/digest.h"
 #include "base/fs.h"
 #include "backend/runsc/internal.h"
 #include "net/internal.h"
@@ -113,6 +114,37 @@ Test(net_config, lease_outside_a_changed_subnet_is_refused)
 	cr_assert(strstr(err.msg, "sandbox 'moved' has address 10.77.6.2 outside the configured subnet"), "%s", err.msg);
 	cr_assert_eq(sb_lease_release(root, "moved", NULL), 0);
 	cr_assert_eq(sb_lease_check_subnet(root, &s2, NULL), 0);
+}
+
+/* The tag is the start of the SHA-256 of the root's path, kept in
+ * ROOT/network/tag beside that path: read back from there, and made again
+ * when the path there is another (the root moved). */
+Test(net_config, tag_is_kept_beside_the_roots_path)
+{
+	char tag[7], kept[7], digest[SB_DIGEST_STR_LEN], *text;
+	const char *path = sb_root_path(root);
+	char *file = sb_root_file(root, "network/tag"), *want;
+
+	cr_assert_eq(sb_network_tag(tag, root, NULL), 0);
+	cr_assert_eq(sb_sha256_buffer(digest, path, strlen(path), NULL), 0);
+	cr_assert_eq(strncmp(tag, sb_digest_hex(digest), 6), 0, "%s", tag);
+	want = sb_strdupf("%s\n%s\n", path, tag);
+	cr_assert_eq(sb_fs_read_file(&text, NULL, file, 4096, NULL), 0);
+	cr_assert_str_eq(text, want);
+	free(text);
+	text = sb_strdupf("%s\nabcdef\n", path);
+	cr_assert_eq(sb_fs_write_atomic(file, text, strlen(text), 0600, NULL), 0);
+	free(text);
+	cr_assert_eq(sb_network_tag(kept, root, NULL), 0);
+	cr_assert_str_eq(kept, "abcdef", "the kept tag is not the one used");
+	cr_assert_eq(sb_fs_write_atomic(file, "/elsewhere\nabcdef\n", 18, 0600, NULL), 0);
+	cr_assert_eq(sb_network_tag(kept, root, NULL), 0);
+	cr_assert_str_eq(kept, tag, "another path's tag was used");
+	cr_assert_eq(sb_fs_read_file(&text, NULL, file, 4096, NULL), 0);
+	cr_assert_str_eq(text, want, "the tag of the root's path is not kept again");
+	free(text);
+	free(want);
+	free(file);
 }
 
 /* A claimed pool member's lease: same address, new name, whole file. */
