@@ -13,10 +13,12 @@
 
 #include "base/fs.h"
 #include "sandbox/cleanup.h"
+#include "nettest.h"
 #include "sbfixture.h"
 #include "testutil.h"
 
 static struct sbf f;
+static struct nt_names net;   /* network tests only: a bridge and subnet of their own */
 
 static void setup(void)
 {
@@ -26,6 +28,8 @@ static void setup(void)
 static void teardown(void)
 {
 	sbf_teardown(&f);
+	if (net.sfx[0])
+		tu_sh("ip link del %s 2>/dev/null; true", net.bridge);
 }
 
 TestSuite(cleanup, .init = setup, .fini = teardown, .timeout = 300);
@@ -341,6 +345,9 @@ Test(cleanup, exposure_flags_rw_mounts_and_network)
 	char *host = tu_tempdir("cleanup-host");
 	char *mnt = sb_strdupf("%s:/data:rw", host);
 
+	/* not the default bridge, which a root beside this one may hold */
+	nt_names_init(&net);
+	nt_config_write_blocking(&net, f.dir);
 	ok(SB("create", "wide", "--image", SBF_IMAGE, "--permanent", "--network", "on", "--mount", mnt), "create wide");
 	ok(SB("create", "narrow", "--image", SBF_IMAGE, "--permanent"), "create narrow");
 	cr_assert_eq(sb_exposure_list(&x, &n, f.root, &err), 0, "%s", err.msg);

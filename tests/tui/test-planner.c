@@ -13,6 +13,7 @@
 
 #include "base/fs.h"
 #include "harness.h"
+#include "nettest.h"
 #include "sbfixture.h"
 #include "testutil.h"
 
@@ -20,6 +21,7 @@
 
 static struct sbf f;
 static struct tui *running;
+static struct nt_names net;   /* network tests only: a bridge and subnet of their own */
 
 static void setup(void)
 {
@@ -32,6 +34,8 @@ static void teardown(void)
 		tui_finish(running, 0);
 	running = NULL;
 	sbf_teardown(&f);
+	if (net.sfx[0])
+		tu_sh("ip link del %s 2>/dev/null; true", net.bridge);
 }
 
 TestSuite(planner, .init = setup, .fini = teardown, .timeout = 300);
@@ -180,6 +184,9 @@ Test(planner, exposure_flags_rw_mounts_and_network_and_filters)
 {
 	char *host = tu_tempdir("planner-host"), *mnt = sb_strdupf("%s:/data:rw", host);
 
+	/* not the default bridge, which a root beside this one may hold */
+	nt_names_init(&net);
+	nt_config_write_blocking(&net, f.dir);
 	SB("create", "wide", "--image", SBF_IMAGE, "--permanent", "--network", "on", "--mount", mnt, "--owner", "team:w");
 	SB("create", "narrow", "--image", SBF_IMAGE, "--permanent", "--owner", "team:n");
 	struct tui *t = open_small();
