@@ -859,6 +859,12 @@ Test(session, activity_interrupt_detach_and_input_from_stdin)
 	cr_assert(attach_shows(&a, "late-42"), "%s", a.seen.data ? a.seen.data : "");
 	attach_end(&a, 1);
 	cr_assert_eq(activity_of("at"), typed, "output or a watcher counted as activity");
+	/* its prompt too, before the next line: ash's prompt does not say whether
+	 * more input waits, so a late one would pass for the next line's */
+	struct sb_session_read_opts back = { .max_wait_ms = WAIT_MS, .since = (long long)off };
+	cr_assert_eq(sb_session_read(&r, f.root, "at", "0", &back, &err), 0, "%s", err.msg);
+	expect_prompt(&r, 0, "late-42");
+	sb_session_read_result_clear(&r);
 
 	/* INT ends the foreground job; the shell and the session live on */
 	cr_assert_eq(sb_session_connect(&s, f.root, "at", "0", &err), 0, "%s", err.msg);
