@@ -43,7 +43,8 @@ static const char *namer_program(void)
 }
 
 /* The program into the workspace as NAMER_GUEST (a member's workspace has
- * only what its image seeds, and nothing runs there yet to race us). */
+ * only what its image seeds, and nothing runs there yet to race us). 1: the
+ * image has a file of that name, which stays. */
 static int place_program(int ws, const char *prog, struct sb_error *err)
 {
 	char *data = NULL;
@@ -51,8 +52,12 @@ static int place_program(int ws, const char *prog, struct sb_error *err)
 	int rc = sb_fs_read_file(&data, &len, prog, NAMER_MAX, err);
 	int fd = rc == 0 ? openat(ws, NAMER_GUEST, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500) : -1;
 
-	if (rc == 0 && (fd < 0 || sb_fs_write_all(fd, data, len) < 0))
+	if (rc == 0 && fd < 0 && errno == EEXIST) {
+		sb_log("pool: the image's workspace has a '%s': no namer", NAMER_GUEST);
+		rc = 1;
+	} else if (rc == 0 && (fd < 0 || sb_fs_write_all(fd, data, len) < 0)) {
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot place the pool's namer '%s' in the workspace"), prog);
+	}
 	if (fd >= 0)
 		close(fd);
 	free(data);
@@ -90,13 +95,14 @@ static void remove_namer(int dir)
  * without waiting for it); negative: it may run, the member must go. */
 static int start_in(struct sb_box *b, int dir, int ws, const char *prog, struct sb_error *err)
 {
-	int in = -1, out = -1, rc;
+	int in = -1, out = -1, rc, placed = 0;
 	char *ipid = sb_path_join(b->dir, NAMER_PID);
 
 	if (!ipid)
 		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	if ((rc = make_fifos(dir, &in, &out, err)) == 0 && (rc = place_program(ws, prog, err)) == 0 &&
-	    (rc = sb_box_backend(b, err)) == 0) {
+	if ((rc = make_fifos(dir, &in, &out, err)) == 0)
+		placed = (rc = place_program(ws, prog, err)) == 0;
+	if (placed && (rc = sb_box_backend(b, err)) == 0) {
 		char *const argv[] = { "/workspace/" NAMER_GUEST, NULL };
 		static const char *const caps[] = { "CAP_SYS_ADMIN", NULL };
 		struct sb_backend_exec x = { .argv = argv, .cwd = "/", .caps = caps, .detach = 1, .ipid_file = ipid,
@@ -117,7 +123,7 @@ static int start_in(struct sb_box *b, int dir, int ws, const char *prog, struct 
 	}
 	/* started or not, the program leaves the workspace now: a running
 	 * process keeps what it executes */
-	if (unlinkat(ws, NAMER_GUEST, 0) < 0 && errno != ENOENT && rc >= 0)
+	if (placed && unlinkat(ws, NAMER_GUEST, 0) < 0 && errno != ENOENT && rc >= 0)
 		rc = sb_error_errno(err, SB_ERR_IO, errno, _("cannot remove the pool's namer from the workspace"));
 	if (rc)
 		remove_namer(dir);

@@ -312,6 +312,51 @@ Test(pool, the_claim_names_through_the_namer_else_an_exec)
 	free(log_env);
 }
 
+/* An image whose workspace has a file of the namer's name: the member has no
+ * namer (the file is the image's and stays), and its claim names it by an
+ * exec. */
+Test(pool, an_image_file_of_the_namers_name_stays_and_the_claim_still_names)
+{
+	char *log_env = sb_strdupf("SANDBENCH_LOG=%s/log", f.dir);
+	const char *env[] = { log_env, NULL };
+	struct stat st;
+
+	sbf_ok(SB("create", "src", "--image", SBF_IMAGE), "create src");
+	free(sbf_sh(&f, NULL, "src", "echo mine > /workspace/.sandbench-namer", NULL));
+	sbf_ok(SB("commit", "src", "seeded:1", "--include-workspace"), "commit");
+	sbf_ok(SB("rm", "src"), "rm src");
+	/* the refill that boots the member may be the one pool set starts */
+	sbf_ok(tu_sandbench(f.dir, env, "pool", "set", "seeded:1", "--size", "1", NULL), "pool set");
+	sbf_ok(tu_sandbench(f.dir, env, "pool", "refill", NULL), "pool refill");
+	wait_ready(1, "pool set");
+	char *m = member(), *mid = record_id(m), *fifo = sb_strdupf("%s/sandboxes/%s/namer.in", f.dir, m);
+	cr_assert(lstat(fifo, &st) < 0, "member %s has a namer", m);
+	char *log = sbf_take_log(&f);
+	cr_assert(strstr(log, "the image's workspace has a '.sandbench-namer': no namer"), "%s", log);
+	free(log);
+	sbf_ok(tu_sandbench(f.dir, env, "create", "seeded", "--image", "seeded:1", NULL), "create");
+	char *out = sbf_sh(&f, NULL, "seeded", "hostname; cat /workspace/.sandbench-namer", NULL);
+	cr_assert_str_eq(out, "seeded\nmine\n", "the claimed sandbox: %s", out);
+	free(out);
+	char *id = record_id("seeded");
+	cr_assert_str_eq(id, mid, "'seeded' was not claimed");
+	log = sbf_take_log(&f);
+	char *exec = sb_strdupf("runsc exec %s: direct", mid);
+	cr_assert(strstr(log, exec) && !strstr(log, "named by its namer"), "the claim: %s", log);
+	free(exec);
+	free(log);
+	free(id);
+	free(fifo);
+	free(m);
+	free(mid);
+	wait_ready(1, "end");
+	sbf_ok(SB("rm", "seeded"), "rm");
+	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
+	sbf_ok(SB("gc"), "gc");
+	sbf_assert_reconciled(&f, "after the claim");
+	free(log_env);
+}
+
 Test(pool, no_match_boots_cold)
 {
 	set_pool("1");
