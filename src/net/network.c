@@ -74,21 +74,21 @@ int sb_network_tag(char out[7], const struct sb_root *root, struct sb_error *err
 {
 	char digest[SB_DIGEST_STR_LEN];
 	const char *path = sb_root_path(root);
-	char *file = sb_root_file(root, TAG_FILE), *dir = sb_root_file(root, "network");
+	char *file = sb_root_file(root, TAG_FILE);
 	int rc = 0;
 
-	if (!file || !dir)
-		rc = sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
-	else if (!tag_kept(out, file, path) && (rc = sb_sha256_buffer(digest, path, strlen(path), err)) == 0) {
+	if (!file)
+		return sb_error_set(err, SB_ERR_NOMEM, _("out of memory"));
+	if (!tag_kept(out, file, path) && (rc = sb_sha256_buffer(digest, path, strlen(path), err)) == 0) {
 		memcpy(out, sb_digest_hex(digest), 6);
 		out[6] = '\0';
-		char *text = sb_strdupf("%s\n%s\n", path, out);
-		if (text && sb_fs_mkdirs(dir, 0700, NULL) == 0)
+		char *dir = sb_root_file(root, "network"), *text = sb_strdupf("%s\n%s\n", path, out);
+		if (dir && text && sb_fs_mkdirs(dir, 0700, NULL) == 0)
 			(void)sb_fs_write_atomic(file, text, strlen(text), 0600, NULL);
+		free(dir);
 		free(text);
 	}
 	free(file);
-	free(dir);
 	return rc;
 }
 

@@ -67,9 +67,9 @@ static int take_member(struct sb_box *m, struct sb_root *root, const char *name,
 }
 
 /* The new identity inside: hostname by the namer or an exec (the spec fixed
- * it at boot),
- * /etc/hosts by rewriting, in place, the file the guest has bound read-only
- * (a host file of the sandbox's own directory, never a guest path). */
+ * it at boot), /etc/hosts by rewriting, in place, the file the guest has
+ * bound read-only (a host file of the sandbox's own directory, never a
+ * guest path). */
 static int set_identity(struct sb_box *b, struct sb_error *err)
 {
 	char *hosts = sb_strdupf("127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t%s\n", b->rec.name);
