@@ -18,6 +18,9 @@
  * (URPC_MAX_DEPTH) */
 #define RESULT_DEPTH 15
 
+/* Levels of objects and arrays in v, counted no further than RESULT_DEPTH + 1
+ * (all the oracle asks): each child is measured once, and a deep chain costs
+ * no more than its cap. */
 static size_t depth(const json_t *v)
 {
 	size_t d = 0, i;
@@ -25,13 +28,19 @@ static size_t depth(const json_t *v)
 	json_t *c;
 
 	if (json_is_object(v)) {
-		json_object_foreach ((json_t *)v, k, c)
-			if (depth(c) > d)
-				d = depth(c);
+		json_object_foreach ((json_t *)v, k, c) {
+			size_t cd = depth(c);
+			d = cd > d ? cd : d;
+			if (d > RESULT_DEPTH)
+				break;
+		}
 	} else if (json_is_array(v)) {
-		json_array_foreach (v, i, c)
-			if (depth(c) > d)
-				d = depth(c);
+		json_array_foreach (v, i, c) {
+			size_t cd = depth(c);
+			d = cd > d ? cd : d;
+			if (d > RESULT_DEPTH)
+				break;
+		}
 	} else {
 		return 0;
 	}
