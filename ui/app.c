@@ -779,8 +779,10 @@ static int loop(struct ui_app *app)
 			timeout = 0;
 		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -1;
-		if (pfd[1].revents & POLLIN)
-			handle_signals(app);
+		/* always, before the keys: a signal's handler has run by the time
+		 * poll returns, but poll may report only the keys typed after a
+		 * resize, and a shell would get them before its new size */
+		handle_signals(app);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (pfd[0].revents & (POLLHUP | POLLERR) && !(pfd[0].revents & POLLIN))
 				app->quit = 1;   /* the terminal went away */
