@@ -108,9 +108,12 @@ Test(sandbox, exec_output_and_exit_codes)
 Test(sandbox, stop_restore_keeps_files_and_processes)
 {
 	create_ok("keep", "--permanent", NULL);
+	/* the shell leaves the exec's pipes before it starts the sleep: a
+	 * background job redirects after its fork, and may still hold them when
+	 * the exec has ended and the stop takes its checkpoint */
 	struct tu_run r = SB("exec", "keep", "--", "sh", "-c",
 			     "echo kept > /workspace/file; echo disk > /root/disk; "
-			     "sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > /workspace/pid");
+			     "exec </dev/null >/dev/null 2>&1; sleep 1000 & echo $! > /workspace/pid");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
 	r = SB("stop", "keep");
