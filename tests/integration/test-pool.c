@@ -92,6 +92,15 @@ static void wait_ready(int n, const char *when)
 	cr_assert(tu_wait_for(pool_full, &n, WAIT_MS), "%s: the pool never had %d ready members", when, n);
 }
 
+/* The pool and what gc finds go; then nothing of the test's is left (a
+ * member's container is the pool's). */
+static void remove_pool(const char *when)
+{
+	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
+	sbf_ok(SB("gc"), "gc");
+	sbf_assert_reconciled(&f, when);
+}
+
 /* The internal name of the pool's first member. */
 static char *member(void)
 {
@@ -211,10 +220,7 @@ Test(pool, claim_is_a_fresh_sandbox)
 	free(mid2);
 	wait_ready(1, "end");
 	sbf_ok(SB("rm", "beta"), "rm beta");
-	/* the member's container is the pool's; without the pool nothing is left */
-	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
-	sbf_ok(SB("gc"), "gc");
-	sbf_assert_reconciled(&f, "after the claims");
+	remove_pool("after the claims");
 }
 
 /* 1 when the member's namer is gone (its FIFO has no reader: ENXIO). */
@@ -305,9 +311,7 @@ Test(pool, the_claim_names_through_the_namer_else_an_exec)
 	sbf_ok(SB("rm", "quick"), "rm");
 	sbf_ok(SB("rm", "direct"), "rm");
 	sbf_ok(SB("rm", "slow"), "rm");
-	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
-	sbf_ok(SB("gc"), "gc");
-	sbf_assert_reconciled(&f, "after the claims");
+	remove_pool("after the claims");
 	free(other);
 	free(log_env);
 }
@@ -351,9 +355,7 @@ Test(pool, an_image_file_of_the_namers_name_stays_and_the_claim_still_names)
 	free(mid);
 	wait_ready(1, "end");
 	sbf_ok(SB("rm", "seeded"), "rm");
-	sbf_ok(SB("pool", "rm", "--all"), "pool rm");
-	sbf_ok(SB("gc"), "gc");
-	sbf_assert_reconciled(&f, "after the claim");
+	remove_pool("after the claim");
 	free(log_env);
 }
 
