@@ -223,6 +223,17 @@ Test(pool, claim_is_a_fresh_sandbox)
 	remove_pool("after the claims");
 }
 
+/* The claim of member mid named its sandbox by an exec (the log line
+ * "runsc exec MID: HOW"), not by the namer. */
+static void assert_named_by_exec(const char *mid, const char *how, const char *when)
+{
+	char *log = sbf_take_log(&f), *line = sb_strdupf("runsc exec %s: %s", mid, how);
+
+	cr_assert(strstr(log, line) && !strstr(log, "named by its namer"), "%s: %s", when, log);
+	free(line);
+	free(log);
+}
+
 /* 1 when the member's namer is gone (its FIFO has no reader: ENXIO). */
 static int namer_gone(void *arg)
 {
@@ -278,11 +289,7 @@ Test(pool, the_claim_names_through_the_namer_else_an_exec)
 	cr_assert(tu_wait_for(namer_gone, m, WAIT_MS), "the namer of %s did not end", m);
 	sbf_ok(tu_sandbench(f.dir, env, "create", "direct", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
 	assert_claimed("direct", m, mid);
-	log = sbf_take_log(&f);
-	exec = sb_strdupf("runsc exec %s: direct", mid);
-	cr_assert(strstr(log, exec) && !strstr(log, "named by its namer"), "the claim without a namer: %s", log);
-	free(exec);
-	free(log);
+	assert_named_by_exec(mid, "direct", "the claim without a namer");
 	free(fifo);
 	free(m);
 	free(mid);
@@ -300,11 +307,8 @@ Test(pool, the_claim_names_through_the_namer_else_an_exec)
 	free(fifo);
 	sbf_ok(tu_sandbench(f.dir, other_env, "create", "slow", "--image", SBF_IMAGE, "--owner", "agent-7", NULL), "create");
 	assert_claimed("slow", m, mid);
-	log = sbf_take_log(&f);
-	char *cli = sb_strdupf("runsc exec %s: through the CLI: not a runsc build whose protocol was measured", mid);
-	cr_assert(strstr(log, cli) && !strstr(log, "named by its namer"), "the other build's claim: %s", log);
-	free(log);
-	free(cli);
+	assert_named_by_exec(mid, "through the CLI: not a runsc build whose protocol was measured",
+			     "the other build's claim");
 	free(m);
 	free(mid);
 	wait_ready(1, "end");
@@ -344,11 +348,7 @@ Test(pool, an_image_file_of_the_namers_name_stays_and_the_claim_still_names)
 	free(out);
 	char *id = record_id("seeded");
 	cr_assert_str_eq(id, mid, "'seeded' was not claimed");
-	log = sbf_take_log(&f);
-	char *exec = sb_strdupf("runsc exec %s: direct", mid);
-	cr_assert(strstr(log, exec) && !strstr(log, "named by its namer"), "the claim: %s", log);
-	free(exec);
-	free(log);
+	assert_named_by_exec(mid, "direct", "the claim");
 	free(id);
 	free(fifo);
 	free(m);
